@@ -1,0 +1,3 @@
+"""Repository-level conftest: the plugin's self-tests use pytester."""
+
+pytest_plugins = ["pytester"]

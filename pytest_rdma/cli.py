@@ -1,0 +1,92 @@
+"""The `pytest-rdma` command: the lab, the project's own tests, coverage and comparisons.
+
+Running the conformance suite itself needs no command of ours: `pytest --rdma-dev NAME`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_rdma import lab
+
+REPO = Path(__file__).resolve().parents[1]
+SUITES = REPO / "suites"
+
+
+def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after `--` goes to pytest untouched."""
+    if "--" in argv:
+        index = argv.index("--")
+        return argv[:index], argv[index + 1:]
+    return argv, []
+
+
+def _lab_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Run pytest inside a VM with Soft-RoCE (rxe) and soft-iWARP (siw) devices. "
+        "Arguments after -- go to pytest; '{results}' in them is the per-run results directory.")
+    parser.add_argument("--dev", action="append", dest="devices", metavar="NAME",
+                        help="device to create and test: rxeN or siwN (repeatable; default rxe0 and siw0)")
+    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
+                        help="where results are written on the host (default ./results)")
+    parser.add_argument("--cache", type=Path, default=lab.LabRequest().cache, metavar="DIR",
+                        help="cache for siw.ko builds and the KVM probe (default ~/.cache/pytest-rdma)")
+    parser.add_argument("--no-install", action="store_true", help="do not apt/pip install missing prerequisites")
+    parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="kill the VM after S seconds")
+    return parser
+
+
+def _has_path_arg(args: list[str]) -> bool:
+    return any(not arg.startswith("-") and Path(arg.split("::")[0]).exists() for arg in args)
+
+
+def cmd_lab(argv: list[str]) -> int:
+    own, passthrough = _split_passthrough(argv)
+    options = _lab_parser("pytest-rdma lab").parse_args(own)
+    pytest_args = passthrough if _has_path_arg(passthrough) else [str(SUITES), *passthrough]
+    request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES), pytest_args=pytest_args,
+                             results=options.results, cache=options.cache, install=not options.no_install,
+                             timeout=options.timeout)
+    return lab.run(request)
+
+
+def cmd_selftest(argv: list[str]) -> int:
+    """All of the project's tests: host unit tests, then the core's tests in the lab on rxe0 and siw0."""
+    own, passthrough = _split_passthrough(argv)
+    options = _lab_parser("pytest-rdma selftest").parse_args(own)
+    print("selftest: 1/2 host tests (tests/unit)", flush=True)
+    host = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / "unit"),
+                           *passthrough], cwd=REPO, check=False).returncode
+    print("selftest: 2/2 lab tests (tests/lab) on rxe0 and siw0", flush=True)
+    request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES),
+                             pytest_args=[str(REPO / "tests" / "lab"), *passthrough],
+                             results=options.results / "selftest", cache=options.cache,
+                             install=not options.no_install, per_device=False, timeout=options.timeout)
+    in_lab = lab.run(request)
+    print(f"selftest: host tests exited {host}, lab tests exited {in_lab}", flush=True)
+    return host or in_lab
+
+
+COMMANDS = {
+    "lab": cmd_lab,
+    "selftest": cmd_selftest,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print("usage: pytest-rdma {" + ",".join(COMMANDS) + "} [options] [-- pytest args]\n\n"
+              "  lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)\n"
+              "  selftest  run all of pytest-rdma's own tests (host, then in the lab)\n"
+              "Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0",
+              file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 4
+    return COMMANDS[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The lab: real rxe and siw providers in a throwaway VM, for hosts with no RDMA hardware.
+
+`run()` installs what is missing, builds siw.ko if asked for siw, boots the distro kernel
+with virtme-ng, creates the devices, runs pytest inside against them and returns pytest's
+exit code. Results land in the results directory on the host.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_rdma.lab import prereqs, siw, vm
+from pytest_rdma.lab.prereqs import LabError
+
+DEFAULT_DEVICES = ("rxe0", "siw0")
+EXIT_LAB_FAILED = 3   # pytest's "internal error": the run could not happen
+EXIT_USAGE = 4        # pytest's "usage error"
+
+
+@dataclass
+class LabRequest:
+    devices: list[str] = field(default_factory=lambda: list(DEFAULT_DEVICES))
+    pytest_args: list[str] = field(default_factory=list)
+    results: Path = Path("results")
+    cache: Path = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pytest-rdma"
+    per_device: bool = True      # one pytest run per device (reports per driver) or one for all
+    install: bool = True
+    timeout: float = 3600.0
+    report_args: list[str] = field(default_factory=list)
+
+
+def _check_devices(devices: list[str]) -> None:
+    for name in devices:
+        if not (name.startswith("rxe") or name.startswith("siw")):
+            raise LabError(f"the lab can create rxeN (Soft-RoCE) and siwN (soft-iWARP) devices, not {name!r}; "
+                           "for other devices run pytest --rdma-dev NAME on a host that has them")
+
+
+def run(request: LabRequest, log: callable = print) -> int:
+    started = time.monotonic()
+    try:
+        _check_devices(request.devices)
+        want_siw = any(name.startswith("siw") for name in request.devices)
+        kernel = prereqs.ensure(want_siw, request.cache, log) if request.install else prereqs.find_kernel()
+        if kernel is None:
+            raise LabError("no kernel with rdma_rxe found; run without --no-install to install one")
+        vng = prereqs.ensure_virtme(log)
+        siw_ko = siw.siw_module(kernel, request.cache, log) if want_siw else None
+        kvm = vm.kvm_works(vng, kernel, request.cache)
+    except LabError as exc:
+        print(f"lab: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    results = request.results.resolve()
+    results.mkdir(parents=True, exist_ok=True)
+    plan = {
+        "devices": request.devices,
+        "siw_ko": str(siw_ko) if siw_ko else None,
+        "pytest_args": request.pytest_args,
+        "report_args": request.report_args,
+        "results": str(results),
+        "python": sys.executable,
+        "cwd": os.getcwd(),
+        "per_device": request.per_device,
+    }
+    log(f"lab: booting {kernel.image.name} ({'KVM' if kvm else 'TCG'}) for {', '.join(request.devices)}; "
+        f"results in {results}")
+    console = results / "lab-console.log"
+    outcome = vm.run(vng, kernel, kvm, results, plan, started, console, request.timeout)
+    if outcome.exit_code is None:
+        print(f"lab: error: {vm.boot_failure(outcome, console)}", file=sys.stderr)
+        return EXIT_LAB_FAILED
+    total = time.monotonic() - started
+    first = f"{outcome.first_test_s:.1f} s" if outcome.first_test_s is not None else "no test ran"
+    log(f"lab: cold start to first test: {first} ({'KVM' if kvm else 'TCG'}); whole lab run: {total:.1f} s; "
+        f"pytest exit code {outcome.exit_code}")
+    (results / "lab-timing.txt").write_text(f"first_test_s={outcome.first_test_s}\ntotal_s={total:.1f}\n"
+                                            f"accel={'kvm' if kvm else 'tcg'}\n")
+    return outcome.exit_code

@@ -1,0 +1,87 @@
+"""Runs inside the lab VM: creates the devices, then runs pytest once per device.
+
+The host hands over a plan (JSON in the results directory, which the VM can write), so
+no shell command is ever built from the user's arguments. The exit code is written
+next to it because it is the one thing the host must not lose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+EXIT_DEVICE_FAILED = 3
+
+
+def _uptime() -> float:
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(argv), capture_output=True, text=True, check=False)
+
+
+def _kernel_tail(lines: int = 30) -> str:
+    return "\n".join(_run("dmesg").stdout.splitlines()[-lines:])
+
+
+def create_devices(devices: list[str], siw_ko: str | None) -> str:
+    """Create each rxeN/siwN on a dummy netdev; return "" or what went wrong."""
+    kinds = {name: ("siw" if name.startswith("siw") else "rxe") for name in devices}
+    if any(kind == "rxe" for kind in kinds.values()) or siw_ko:
+        _run("modprobe", "rdma_rxe")  # also brings ib_core, which siw.ko needs
+    if "siw" in kinds.values():
+        _run("modprobe", "libcrc32c")
+        loaded = _run("insmod", siw_ko or "siw.ko")
+        if loaded.returncode and "File exists" not in loaded.stderr:
+            return f"insmod {siw_ko} failed: {loaded.stderr.strip()}"
+    for index, (name, kind) in enumerate(kinds.items()):
+        netdev = f"rdmalab{index}"
+        for argv in (("ip", "link", "add", netdev, "type", "dummy"), ("ip", "link", "set", netdev, "up"),
+                     ("rdma", "link", "add", name, "type", kind, "netdev", netdev)):
+            step = _run(*argv)
+            if step.returncode:
+                return f"{' '.join(argv)} failed: {step.stderr.strip()}"
+        if not Path(f"/sys/class/infiniband/{name}").exists():
+            return f"{name} did not appear in /sys/class/infiniband after 'rdma link add'"
+    return ""
+
+
+def main(plan_path: str) -> int:
+    plan = json.loads(Path(plan_path).read_text())
+    results = Path(plan["results"])
+    started = _uptime()
+    problem = create_devices(plan["devices"], plan.get("siw_ko"))
+    if problem:
+        print(f"lab: device setup failed: {problem}\nlab: the kernel's last lines:\n{_kernel_tail()}", flush=True)
+        return EXIT_DEVICE_FAILED
+    print(f"lab: {', '.join(plan['devices'])} ready at guest uptime {_uptime():.1f} s "
+          f"(setup {_uptime() - started:.1f} s)", flush=True)
+    env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(results))
+    # Per device: each run's reports describe one driver. Otherwise one run tests them all.
+    runs = [[device] for device in plan["devices"]] if plan.get("per_device", True) else [plan["devices"]]
+    worst = 0
+    for devices in runs:
+        label = "+".join(devices)
+        run_dir = results / label
+        run_dir.mkdir(parents=True, exist_ok=True)
+        argv = [plan["python"], "-m", "pytest", "-p", "no:cacheprovider",
+                *(f"--rdma-dev={device}" for device in devices),
+                f"--junitxml={run_dir / 'junit.xml'}", *plan.get("report_args", []), *plan["pytest_args"]]
+        argv = [arg.replace("{results}", str(run_dir)).replace("{dev}", label) for arg in argv]
+        print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
+        code = subprocess.run(argv, cwd=plan["cwd"], env=env, check=False).returncode
+        print(f"lab: === {label}: pytest exited {code}", flush=True)
+        worst = worst or code
+    return worst
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1])
+    Path(json.loads(Path(sys.argv[1]).read_text())["results"], "lab-exit-code").write_text(f"{code}\n")
+    time.sleep(0.1)
+    sys.exit(code)

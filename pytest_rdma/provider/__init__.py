@@ -1,0 +1,1 @@
+"""The provider side: discovering devices, identifying their drivers, opening them."""

@@ -1,0 +1,99 @@
+"""The plugin core against real providers: run in the lab with rxe0 and siw0 present.
+
+`pytest-rdma selftest` runs this directory inside the lab VM. Each test starts an inner
+pytest session (pytester) with the plugin, as a user would.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from pytest_rdma.provider import netlink
+from pytest_rdma.provider.identity import identify, sysfs_devices
+
+LAB_DEVICES = {"rxe0": ("rxe", "CA", "roce"), "siw0": ("siw", "RNIC", "iw")}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _lab_devices_present() -> None:
+    missing = set(LAB_DEVICES) - set(sysfs_devices())
+    if missing:
+        pytest.fail(f"these tests run in the lab (pytest-rdma selftest); missing devices: {sorted(missing)}")
+
+
+def test_discovery_lists_lab_devices() -> None:
+    assert set(LAB_DEVICES) <= set(sysfs_devices())
+
+
+@pytest.mark.parametrize("name", sorted(LAB_DEVICES))
+def test_driver_comes_from_the_kernel_not_the_name(name: str) -> None:
+    driver, node_type, transport = LAB_DEVICES[name]
+    renamed = f"dut{name[:3]}"
+    subprocess.run(["rdma", "dev", "set", name, "name", renamed], check=True)
+    try:
+        identity = identify(renamed, 0, 0)
+    finally:
+        subprocess.run(["rdma", "dev", "set", renamed, "name", name], check=True)
+    assert (identity.driver, identity.node_type, identity.transport) == (driver, node_type, transport)
+
+
+def test_header_names_each_device_with_its_driver(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--rdma-dev", "rxe0", "--rdma-dev", "siw0")
+    result.assert_outcomes(passed=1)
+    release = subprocess.run(["uname", "-r"], capture_output=True, text=True, check=True).stdout.strip()
+    for name, (driver, node_type, transport) in LAB_DEVICES.items():
+        result.stdout.fnmatch_lines([
+            f"rdma: {name}: driver={driver} node={node_type} transport={transport} fw=* vendor=0x*:* "
+            f"kernel={release} rdma-core=[0-9]*.[0-9]*"])
+
+
+FIXTURE_TEST = """
+import pytest
+import pyverbs.enums as e
+
+QP_TYPES = {"RC": e.IBV_QPT_RC, "UC": e.IBV_QPT_UC, "UD": e.IBV_QPT_UD, "RAW_PACKET": e.IBV_QPT_RAW_PACKET}
+
+def test_pd_and_cq(rdma_pd, rdma_cq, rdma_dut):
+    assert rdma_pd.handle is not None
+    assert rdma_cq.cqe >= 16
+
+@pytest.mark.parametrize("qp_type", QP_TYPES.values(), ids=QP_TYPES.keys())
+def test_qp(rdma_qp_factory, qp_type):
+    qp = rdma_qp_factory(qp_type)
+    assert qp.qp_num > 0
+    assert qp.qp_state == e.IBV_QPS_RESET
+"""
+
+
+def test_fixtures_allocate_per_device_and_free_everything(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(FIXTURE_TEST)
+    before = netlink.resource_counts()
+    result = pytester.runpytest("--rdma-dev", "rxe0", "--rdma-dev", "siw0", "-rs", "-v")
+    after = netlink.resource_counts()
+    # rxe creates RC, UC and UD QPs; siw only RC; neither does RAW_PACKET: those skip as unsupported.
+    result.assert_outcomes(passed=2 + 3 + 1, skipped=3 + 1)
+    result.stdout.fnmatch_lines(["*test_qp?rxe0-RC? PASSED*", "*test_qp?siw0-UD? SKIPPED*"])
+    result.stdout.fnmatch_lines(["SKIPPED*unsupported: device cannot create UD QPs*"])
+    assert {dev: before[dev] for dev in LAB_DEVICES} == {dev: after[dev] for dev in LAB_DEVICES}
+
+
+def test_unknown_device_is_one_usage_error_listing_devices(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest_subprocess("--rdma-dev", "mlx5_9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: unknown RDMA device mlx5_9; devices on this host: rxe0, siw0*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_missing_pyverbs_is_a_clear_message(pytester: pytest.Pytester) -> None:
+    # Hide pyverbs from the inner session only: sys.modules[name] = None makes its import fail.
+    pytester.makeconftest("import sys\nsys.modules['pyverbs'] = None\nsys.modules['pyverbs.device'] = None\n")
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest_subprocess("--rdma-dev", "rxe0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: pyverbs (rdma-core's Python bindings) is not importable*",
+                                 "*apt-get install python3-pyverbs*"])
+    assert "Traceback" not in result.stderr.str()
