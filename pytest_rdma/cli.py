@@ -6,6 +6,7 @@ Running the conformance suite itself needs no command of ours: `pytest --rdma-de
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,28 @@ def _lab_parser(prog: str) -> argparse.ArgumentParser:
                         help="cache for siw.ko builds and the KVM probe (default ~/.cache/pytest-rdma)")
     parser.add_argument("--no-install", action="store_true", help="do not apt/pip install missing prerequisites")
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="kill the VM after S seconds")
+    parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (needs npm)")
     return parser
+
+
+# Each device's run writes these into results/<device>/ ({results} is that directory).
+LAB_REPORTS = ["--rdma-json={results}/results.json", "--alluredir={results}/allure"]
+
+
+def _allure_html(results: Path) -> None:
+    """One HTML report for all the lab's runs together: driver > verb > claim."""
+    from pytest_rdma.report import allure_html
+
+    runs = sorted(path for path in results.glob("*/allure") if path.is_dir())
+    if not runs:
+        return
+    try:
+        index = allure_html.build(runs, results / "allure-report")
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}",
+              file=sys.stderr)
+        return
+    print(f"lab: Allure HTML report: {index}")
 
 
 def _has_path_arg(args: list[str]) -> bool:
@@ -49,14 +71,25 @@ def cmd_lab(argv: list[str]) -> int:
     pytest_args = passthrough if _has_path_arg(passthrough) else [str(SUITES), *passthrough]
     request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES), pytest_args=pytest_args,
                              results=options.results, cache=options.cache, install=not options.no_install,
-                             timeout=options.timeout)
-    return lab.run(request)
+                             timeout=options.timeout, report_args=LAB_REPORTS)
+    code = lab.run(request)
+    if not options.no_html and code in (0, 1):
+        _allure_html(options.results.resolve())
+    return code
+
+
+SELFTEST_PACKAGES = ("chromium",)  # Node.js and npm come with the machine image
 
 
 def cmd_selftest(argv: list[str]) -> int:
     """All of the project's tests: host unit tests, then the core's tests in the lab on rxe0 and siw0."""
     own, passthrough = _split_passthrough(argv)
     options = _lab_parser("pytest-rdma selftest").parse_args(own)
+    if not options.no_install:
+        # The Allure HTML test opens the report in a real headless browser (Allure itself comes from npm).
+        from pytest_rdma.lab import prereqs
+
+        prereqs.apt_install([package for package in SELFTEST_PACKAGES if not shutil.which(package)])
     print("selftest: 1/2 host tests (tests/unit)", flush=True)
     host = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / "unit"),
                            *passthrough], cwd=REPO, check=False).returncode
@@ -70,9 +103,30 @@ def cmd_selftest(argv: list[str]) -> int:
     return host or in_lab
 
 
+def cmd_coverage(argv: list[str]) -> int:
+    from pytest_rdma.coverage import main as coverage_main
+
+    return coverage_main(argv)
+
+
+def cmd_compare(argv: list[str]) -> int:
+    from pytest_rdma.report.compare import main as compare_main
+
+    return compare_main(argv)
+
+
+def cmd_waivers(argv: list[str]) -> int:
+    from pytest_rdma.report.waivers import main as waivers_main
+
+    return waivers_main(argv)
+
+
 COMMANDS = {
     "lab": cmd_lab,
     "selftest": cmd_selftest,
+    "coverage": cmd_coverage,
+    "compare": cmd_compare,
+    "waivers": cmd_waivers,
 }
 
 
@@ -82,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: pytest-rdma {" + ",".join(COMMANDS) + "} [options] [-- pytest args]\n\n"
               "  lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)\n"
               "  selftest  run all of pytest-rdma's own tests (host, then in the lab)\n"
+              "  coverage  list, per verb, each error and claim of its man page with the checks covering it\n"
+              "  compare   compare results files: the claim x driver matrix, regressions and fixes\n"
+              "  waivers   draft a driver's expectations file from a results file\n"
               "Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0",
               file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 4

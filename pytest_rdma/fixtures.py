@@ -6,7 +6,8 @@ so a test that uses any of these runs once per --rdma-dev and its id names the d
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Iterator
+from typing import Any, Callable
 
 import pytest
 

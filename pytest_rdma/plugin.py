@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rdma import report
+from pytest_rdma import guard, report
 from pytest_rdma.provider import pyverbs_env
 from pytest_rdma.provider.identity import sysfs_devices
 
@@ -31,6 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("rdma_port", HELP_PORT, default="1")
     parser.addini("rdma_gid_index", HELP_GID, default="0")
     report.add_options(parser)
+    guard.add_options(parser)
 
 
 def chosen_devices(config: pytest.Config) -> list[str]:
@@ -84,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.pluginmanager.register(fixtures, "rdma-fixtures")
     report.register(config)
+    guard.register(config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -7,8 +7,9 @@ validated and rendered (coverage, docs) on a host with no RDMA stack at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 # How a verb reports failure (see each page's RETURN VALUE section).
 RETURNS_ERRNO = "errno"            # 0 on success, an errno value on failure

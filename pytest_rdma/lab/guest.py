@@ -62,6 +62,8 @@ def main(plan_path: str) -> int:
     print(f"lab: {', '.join(plan['devices'])} ready at guest uptime {_uptime():.1f} s "
           f"(setup {_uptime() - started:.1f} s)", flush=True)
     env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(results))
+    # In the lab a kernel fault fails its check by default (--rdma-kernel-log on the command line wins).
+    env.setdefault("PYTEST_RDMA_KERNEL_LOG", "fail")
     # Per device: each run's reports describe one driver. Otherwise one run tests them all.
     runs = [[device] for device in plan["devices"]] if plan.get("per_device", True) else [plan["devices"]]
     worst = 0

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from pytest_rdma.provider import pyverbs_env
 from pytest_rdma.provider.identity import DeviceIdentity, identify
 
 
-@lru_cache(maxsize=None)
+@cache
 def describe(name: str) -> DeviceIdentity:
     pyverbs_env.require()
     import pyverbs.device as d

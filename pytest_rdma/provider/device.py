@@ -83,6 +83,46 @@ class Resources:
                 pass
 
 
+PORT_STATES = {0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
+IBV_PORT_ACTIVE = 4
+
+
+class DeviceNotUsable(RuntimeError):
+    """The chosen port or GID cannot carry traffic; the message names the option to change."""
+
+
+def usable_port(ctx: Any, name: str, port: int, port_count: int) -> Any:
+    """The port's attributes, if the device has that port and it is ACTIVE."""
+    from pyverbs.pyverbs_error import PyverbsError
+
+    try:
+        attr = ctx.query_port(port)
+    except PyverbsError as exc:
+        raise DeviceNotUsable(f"{name} has no port {port} ({exc}): it has {port_count} port(s); "
+                              "choose one with --rdma-port N") from None
+    if attr.state != IBV_PORT_ACTIVE:
+        state = PORT_STATES.get(attr.state, str(attr.state))
+        raise DeviceNotUsable(f"{name} port {port} is not active (state {state}): bring its link up "
+                              "(e.g. 'ip link set NETDEV up' for rxe/siw), or choose another port with --rdma-port N")
+    return attr
+
+
+def usable_gid(ctx: Any, name: str, port: int, gid_index: int) -> Any:
+    """The GID at `gid_index`, if the table has a non-zero entry there (address vectors need one)."""
+    from pyverbs.pyverbs_error import PyverbsError
+
+    hint = (f"choose a populated index with --rdma-gid-index N "
+            f"(see /sys/class/infiniband/{name}/ports/{port}/gids/)")
+    try:
+        gid = ctx.query_gid(port, gid_index)
+    except PyverbsError as exc:
+        raise DeviceNotUsable(f"{name} port {port} has no usable GID at index {gid_index} ({exc}): {hint}") from None
+    if not str(gid.gid).replace(":", "").strip("0"):
+        raise DeviceNotUsable(f"{name} port {port} has no usable GID at index {gid_index} (the entry is empty): "
+                              f"{hint}")
+    return gid
+
+
 class DeviceUnderTest:
     def __init__(self, name: str, port: int = 1, gid_index: int = 0) -> None:
         pyverbs_env.require()
@@ -94,9 +134,14 @@ class DeviceUnderTest:
         self.ctx = d.Context(name=name)
         self.attr = self.ctx.query_device()
         self.attr_ex = self.ctx.query_device_ex()
-        self.port_attr = self.ctx.query_port(port)
-        self.gid = self.ctx.query_gid(port, gid_index)
-        self.identity: DeviceIdentity = identify(name, self.attr.vendor_id, self.attr.vendor_part_id, self.attr.fw_version)
+        try:
+            self.port_attr = usable_port(self.ctx, name, port, self.attr.phys_port_cnt)
+            self.gid = usable_gid(self.ctx, name, port, gid_index)
+        except DeviceNotUsable:
+            self.ctx.close()
+            raise
+        self.identity: DeviceIdentity = identify(name, self.attr.vendor_id, self.attr.vendor_part_id,
+                                                 self.attr.fw_version)
         self.qp_types = self._probe_qp_types()
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
-from typing import Iterator
+from collections.abc import Iterator
 
 NETLINK_RDMA = 20
 RDMA_NL_NLDEV = 5

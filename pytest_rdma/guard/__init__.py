@@ -1,0 +1,76 @@
+"""Guards around every check: resource leaks and kernel faults, attributed to the check.
+
+Roles, one module each:
+- options.py: --rdma-leaks / --rdma-kernel-log (fail, report, off) and their precedence;
+- leaks.py: per device, the kernel's object counts before and after a check;
+- kmsg.py: the kernel log, its records and what counts as a fault (pure, plus a reader);
+- kernel_log.py: marks the kernel log before a check and scans it after;
+- findings.py: how a finding is attached (report field, report section, teardown error);
+- summary.py: findings onto reports, and the end-of-run list of them.
+
+`add_options` and `register` are the plugin's only entry points (called from plugin.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_rdma.guard.options import MARK_EXPECTED, add_options, settings
+
+__all__ = ["add_options", "register"]
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return int(workerinput.get("workercount", 1))
+    numprocesses = getattr(config.option, "numprocesses", None)
+    dist = getattr(config.option, "dist", "no")
+    if not numprocesses or dist == "no":
+        return 1
+    return numprocesses if isinstance(numprocesses, int) else 2  # "auto"/"logical": assume several
+
+
+def register(config: pytest.Config) -> None:
+    """Register the guards that can work here; the report header says which do not, and why."""
+    from pytest_rdma.guard import summary
+
+    config.addinivalue_line("markers", f"{MARK_EXPECTED}: this check provokes kernel log records on purpose; "
+                            "they are attached to it but do not fail it")
+    options = settings(config)
+    notes: list[str] = []
+    config.pluginmanager.register(summary, "rdma-guard-findings")
+    if options.leaks != "off":
+        notes.append(_register_leaks(config, options.leaks))
+    if options.kernel_log != "off":
+        notes.append(_register_kernel_log(config, options.kernel_log))
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(summary.GuardSummary([n for n in notes if n]), "rdma-guard-summary")
+
+
+def _register_leaks(config: pytest.Config, mode: str) -> str:
+    if _xdist_workers(config) > 1:
+        # The kernel counts objects per device, not per process: with several workers on one
+        # device, one worker's objects would be blamed on another worker's check.
+        return "rdma guard: leak check off with more than one xdist worker (kernel counts are per device)"
+    from pytest_rdma.guard.leaks import LeakGuard
+    from pytest_rdma.provider import netlink
+
+    try:
+        netlink.resource_counts()
+    except OSError as exc:
+        return f"rdma guard: leak check off: {exc}"
+    config.pluginmanager.register(LeakGuard(mode), "rdma-guard-leaks")
+    return f"rdma guard: leaks: {mode}"
+
+
+def _register_kernel_log(config: pytest.Config, mode: str) -> str:
+    from pytest_rdma.guard import kmsg
+
+    if not kmsg.readable():
+        return (f"rdma guard: kernel log check off: {kmsg.KMSG} is not readable "
+                "(needs root or kernel.dmesg_restrict=0)")
+    from pytest_rdma.guard.kernel_log import KernelLogGuard
+
+    config.pluginmanager.register(KernelLogGuard(mode, kmsg.KmsgReader()), "rdma-guard-kernel-log")
+    return f"rdma guard: kernel log: {mode}"

@@ -1,0 +1,46 @@
+"""What a guard found about one check, and how it is surfaced.
+
+Findings travel on the teardown report as plain data (`report.__dict__`), which survives
+xdist's serialisation, so the controller's reporters can show them:
+- `rdma_leak`: {device: {resource: +n}} objects still counted by the kernel after the check;
+- `rdma_kernel_log`: {"kinds": [...], "lines": [...], "lost": bool} kernel fault records seen
+  while the check ran.
+In "fail" mode the finding is also raised at the end of teardown, so the check ends in a
+teardown error whose message names the fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+LEAK_FIELD = "rdma_leak"
+KERNEL_LOG_FIELD = "rdma_kernel_log"
+FINDINGS_KEY = pytest.StashKey[dict]()
+
+
+class ResourceLeak(Exception):
+    """The kernel counts more verbs objects on the device after the check than before it."""
+
+
+class KernelFault(Exception):
+    """The kernel logged a WARNING, BUG, Oops, KASAN or lockdep report while the check ran."""
+
+
+def attach(item: pytest.Item, field: str, value: Any, title: str, text: str) -> None:
+    """Keep the finding for the teardown report (see makereport in summary.py) and show it there."""
+    item.stash.setdefault(FINDINGS_KEY, {})[field] = value
+    item.add_report_section("teardown", title, text)
+
+
+def conclude(item: pytest.Item, mode: str, error: Exception, teardown_failed: bool,
+             expected: bool = False) -> None:
+    """Raise `error` in fail mode, unless teardown already failed (its error stays the one shown)."""
+    if mode == "fail" and not teardown_failed and not expected:
+        raise error
+
+
+def leak_text(leak: dict[str, dict[str, int]]) -> str:
+    return "; ".join(f"{device}: " + ", ".join(f"+{n} {kind}" for kind, n in sorted(kinds.items()))
+                     for device, kinds in sorted(leak.items()))

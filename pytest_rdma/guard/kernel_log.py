@@ -1,0 +1,68 @@
+"""Kernel faults: the kernel log is marked before each check and scanned after it.
+
+A WARNING, BUG, Oops, KASAN or lockdep report that appears between the start of a check's
+setup and the end of its teardown is attached to that check. With several xdist workers the
+log is shared, so a fault is attached to whichever checks were running when it appeared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, KernelFault, attach, conclude
+from pytest_rdma.guard.kmsg import KmsgReader, Record, classify
+from pytest_rdma.guard.options import MARK_EXPECTED
+
+LINES_KEPT = 20
+
+
+def faults(records: list[Record]) -> list[tuple[str, Record]]:
+    return [(kind, record) for record in records if (kind := classify(record.text))]
+
+
+def describe(found: list[tuple[str, Record]]) -> str:
+    kinds = sorted({kind for kind, _ in found})
+    return f"kernel fault ({', '.join(kinds)}) logged during this check: {found[0][1].text.strip()}"
+
+
+class KernelLogGuard:
+    def __init__(self, mode: str, reader: KmsgReader) -> None:
+        self.mode = mode
+        self.reader = reader
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        self.reader.mark()
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item,
+                                nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        failed = False
+        try:
+            return (yield)
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            self._check(item, failed)
+
+    def _check(self, item: pytest.Item, teardown_failed: bool) -> None:
+        found = faults(self.reader.scan())
+        if not found:
+            return
+        value = {
+            "kinds": sorted({kind for kind, _ in found}),
+            "lines": [record.text for _, record in found[:LINES_KEPT]],
+            "from_user_space": all(record.from_user_space for _, record in found),
+            "lost": self.reader.lost,
+        }
+        text = "\n".join(f"[{kind}] {record.text}" for kind, record in found[:LINES_KEPT])
+        attach(item, KERNEL_LOG_FIELD, value, "rdma kernel log", text)
+        expected = item.get_closest_marker(MARK_EXPECTED) is not None
+        conclude(item, self.mode, KernelFault(describe(found)), teardown_failed, expected)
+
+    def pytest_unconfigure(self) -> None:
+        self.reader.close()

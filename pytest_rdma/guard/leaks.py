@@ -1,0 +1,124 @@
+"""Resource leaks: per device, the kernel's object counts before and after each check.
+
+The window of a check runs from the start of its setup to the end of its teardown, so its
+function-scoped fixtures are set up and freed inside it. Objects of wider-scoped fixtures
+(the device context opened once per session, anything module-scoped) may be created or freed
+inside that window too (the first check opens the context; the last closes it): their
+change is measured around the fixture itself and taken out, so it is never blamed on a check.
+What remains is what the check left behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any, Callable
+
+import pytest
+
+from pytest_rdma.guard.findings import LEAK_FIELD, ResourceLeak, attach, conclude, leak_text
+from pytest_rdma.provider import netlink
+
+Counts = dict[str, dict[str, int]]
+
+
+def device_of(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    value = callspec.params.get("rdma_dut") if callspec is not None else None
+    return value if isinstance(value, str) else ""
+
+
+def difference(after: Counts, before: Counts) -> Counts:
+    """after - before, per device and resource, keeping only non-zero entries."""
+    out: Counts = {}
+    for device in set(after) | set(before):
+        kinds = set(after.get(device, {})) | set(before.get(device, {}))
+        delta = {k: after.get(device, {}).get(k, 0) - before.get(device, {}).get(k, 0) for k in kinds}
+        delta = {k: v for k, v in delta.items() if v}
+        if delta:
+            out[device] = delta
+    return out
+
+
+def add(total: Counts, delta: Counts) -> None:
+    for device, kinds in delta.items():
+        for kind, n in kinds.items():
+            total.setdefault(device, {})[kind] = total.setdefault(device, {}).get(kind, 0) + n
+
+
+def leaked(start: Counts, end: Counts, shared: Counts, device: str) -> dict[str, int]:
+    """What the check left on `device`: the window's change less the shared fixtures' change.
+
+    Only increases count: a check that frees something it did not make is not a leak (and the
+    shared change already accounts for the session's context closing).
+    """
+    window = difference(end, start).get(device, {})
+    owed = shared.get(device, {})
+    return {kind: n for kind in sorted(set(window) | set(owed))
+            if (n := window.get(kind, 0) - owed.get(kind, 0)) > 0}
+
+
+class LeakGuard:
+    def __init__(self, mode: str, counts: Callable[[], Counts] = netlink.resource_counts) -> None:
+        self.mode = mode
+        self.counts = counts
+        self.start: Counts | None = None
+        self.shared: Counts = {}
+        self._depth = 0  # nesting of wider-scoped fixture setups: only the outermost is measured
+        self._before_finish: dict[int, Counts] = {}
+
+    def _active(self) -> bool:
+        return self.start is not None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        self.start, self.shared = (self.counts(), {}) if device_of(item) else (None, {})
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Generator[None, Any, Any]:
+        if fixturedef.scope == "function":
+            return (yield)
+        self._depth += 1
+        before = self.counts() if self._depth == 1 and self._active() else None
+        try:
+            result = yield
+        finally:
+            self._depth -= 1
+            if before is not None:
+                add(self.shared, difference(self.counts(), before))
+        # Added after the fixture's own teardown was registered, so it runs just before it. Even
+        # outside a device check: such a fixture may still be torn down inside one.
+        key = id(fixturedef)
+        fixturedef.addfinalizer(lambda: self._before_finish.__setitem__(key, self.counts()))
+        return result
+
+    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+        before = self._before_finish.pop(id(fixturedef), None)
+        if before is not None and self._active():
+            add(self.shared, difference(self.counts(), before))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item,
+                                nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        failed = False
+        try:
+            return (yield)
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            self._check(item, failed)
+
+    def _check(self, item: pytest.Item, teardown_failed: bool) -> None:
+        start, self.start = self.start, None
+        device = device_of(item)
+        if start is None or not device:
+            return
+        leak = leaked(start, self.counts(), self.shared, device)
+        if not leak:
+            return
+        found = {device: leak}
+        text = (f"{leak_text(found)} still counted by the kernel after this check "
+                "(rdma resource; objects the check allocated and did not free)")
+        attach(item, LEAK_FIELD, found, "rdma leak", text)
+        conclude(item, self.mode, ResourceLeak(text), teardown_failed)

@@ -1,0 +1,96 @@
+"""The controller's view: every check's record, assembled from the reports that arrive.
+
+Runs only where results are written (the controller under xdist, else the only process).
+Each phase report carries a phase record (recorder.py); when a check's teardown report
+arrives its record is complete and is handed to the sinks (JSON lines, summary, ...). A
+crashed xdist worker sends no record: the crash report's node id is all there is, so the
+record is rebuilt from it (record.parse_nodeid).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from pytest_rdma.report.record import (
+    CRASH_MARK,
+    REPORT_KEY,
+    classify,
+    identity_of_device,
+    merge,
+    parse_nodeid,
+)
+
+Sink = Callable[[dict[str, Any]], None]
+
+
+class Results:
+    def __init__(self, devices: list[str]) -> None:
+        self.devices = devices
+        self.records: list[dict[str, Any]] = []
+        self.identities: dict[str, dict[str, Any]] = {}
+        self.sinks: list[Sink] = []
+        self._pending: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = report.__dict__.get(REPORT_KEY)
+        worker = getattr(getattr(report, "node", None), "gateway", None)
+        worker_id = getattr(worker, "id", None) or getattr(report, "worker_id", None) or "main"
+        crashed = data is None and report.failed and CRASH_MARK in report.longreprtext
+        if crashed:
+            data = self._crash(report)
+        if data is None:
+            return
+        info, phases, _ = self._pending.setdefault(report.nodeid, (data["info"], [], worker_id))
+        phases.append(data["phase"])
+        if data["info"].get("identity") and data["info"].get("device"):
+            self.identities.setdefault(data["info"]["device"], data["info"]["identity"])
+        if report.when == "teardown" or crashed:
+            self._finish(report.nodeid)
+
+    def _crash(self, report: pytest.TestReport) -> dict[str, Any]:
+        pending = self._pending.get(report.nodeid)
+        info = pending[0] if pending else parse_nodeid(report.nodeid, self.devices)
+        if not info.get("identity") and info.get("device"):
+            known = self.identities.get(info["device"])
+            info = {**info, "identity": known or identity_of_device(info["device"])}
+            info["driver"] = info["identity"].get("driver", "")
+        phase = classify(report, None, None)
+        phase["reproducer"] = (f"python -m pytest -p no:xdist '{report.nodeid}'"
+                               + (f" --rdma-dev {info['device']}" if info.get("device") else ""))
+        return {"info": info, "phase": phase}
+
+    def _finish(self, nodeid: str) -> None:
+        info, phases, worker = self._pending.pop(nodeid)
+        record = merge(info, phases, worker)
+        self.records.append(record)
+        for sink in self.sinks:
+            sink(record)
+
+    def finish_pending(self) -> None:
+        """Checks cut short (Ctrl-C) still count with what they reported so far."""
+        for nodeid in list(self._pending):
+            self._finish(nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.finish_pending()
+
+
+def by_driver(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(record.get("driver") or "no device", []).append(record)
+    return groups
+
+
+def counts(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """driver -> verb -> outcome -> number of checks."""
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    for driver, group in by_driver(records).items():
+        for record in group:
+            verb = record.get("verb") or record.get("test") or "?"
+            cell = table.setdefault(driver, {}).setdefault(verb, {})
+            cell[record["outcome"]] = cell.get(record["outcome"], 0) + 1
+    return table
