@@ -296,8 +296,8 @@ IBV_MODIFY_QP = Verb(
               f"{_MQP} DESCRIPTION; IBTA QP state table", params={"target": "RESET"}),
         Claim("to-err", "modify_qp_to_state", "a QP in Init, RTR, RTS or Error can be moved to Error",
               f"{_MQP} DESCRIPTION; IBTA QP state table", params={"target": "ERR"}),
-        Claim("zero-mask", "modify_qp_zero_mask", "attr_mask may be 0: the call succeeds and changes nothing",
-              f"{_MQP} DESCRIPTION"),
+        Claim("zero-mask", "modify_qp_zero_mask", "attr_mask may be 0: in a state the QP may stay in (all "
+              "but RTR) the call succeeds and changes nothing", f"{_MQP} DESCRIPTION; IBTA QP state table"),
         Claim("unknown-mask-bits", "modify_qp_unknown_bits", "a mask bit outside the documented flags makes "
               "the mask invalid: the call fails and modifies nothing", f"{_MQP} DESCRIPTION, NOTES",
               params={"bits": (21, 22, 23, 24, 26, 30), "step": "RESET>INIT"}),

@@ -266,15 +266,22 @@ class ToState:
 
 @check_kind("modify_qp_zero_mask")
 class ZeroMask:
-    """attr_mask 0 succeeds in every state and changes nothing."""
+    """attr_mask 0 succeeds and changes nothing, in every state the QP may stay in.
+
+    A mask without IBV_QP_STATE asks to stay in the current state. The state machine has no
+    RTR->RTR move, so in RTR a zero mask is an illegal transition (the page is silent there;
+    the illegal-transitions claim covers RTR->RTR) and is not expanded here.
+    """
 
     @staticmethod
     def expand(verb: Verb, claim: Claim) -> Iterable[Case]:
         qp_types, _steps, required, _opt = _tables(verb)
+        moves = verb.tables["legal_moves"]
         for qp_type in qp_types:
             for state in START_STATES:
-                yield _case(verb, claim, f"{qp_type}-in-{state}", qp_type=qp_type, start=state,
-                            required=required)
+                if state in moves[state]:
+                    yield _case(verb, claim, f"{qp_type}-in-{state}", qp_type=qp_type, start=state,
+                                required=required)
 
     @staticmethod
     def run(case: Case, dut: Any, res: Any) -> None:

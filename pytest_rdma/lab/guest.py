@@ -61,6 +61,9 @@ def main(plan_path: str) -> int:
         return EXIT_DEVICE_FAILED
     print(f"lab: {', '.join(plan['devices'])} ready at guest uptime {_uptime():.1f} s "
           f"(setup {_uptime() - started:.1f} s)", flush=True)
+    # From here the kernel log goes to results/lab-kernel.log (and to the checks that read it),
+    # not to the console, where it would break into pytest's output mid-line.
+    _run("dmesg", "--console-level", "1")
     env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(results))
     # In the lab a kernel fault fails its check by default (--rdma-kernel-log on the command line wins).
     env.setdefault("PYTEST_RDMA_KERNEL_LOG", "fail")
@@ -79,6 +82,7 @@ def main(plan_path: str) -> int:
         code = subprocess.run(argv, cwd=plan["cwd"], env=env, check=False).returncode
         print(f"lab: === {label}: pytest exited {code}", flush=True)
         worst = worst or code
+    (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
     return worst
 
 

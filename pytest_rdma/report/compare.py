@@ -47,16 +47,24 @@ class Change:
     after: str
 
 
+NO_DEVICE = "no device"
+
+
 def columns_of(paths: list[Path]) -> list[Column]:
     from pytest_rdma.report.jsonfile import load
 
     found: list[Column] = []
+    # Checks that use no device (blocked API families) are the same in every run: one column.
+    deviceless = Column(NO_DEVICE, NO_DEVICE, "all runs")
     for run, path in enumerate(paths, start=1):
         document = load(path)
         per_driver: dict[str, Column] = {}
         for record in document.get("results", []):
-            driver = record.get("driver") or "no device"
-            column = per_driver.setdefault(driver, Column(driver, driver, f"run {run}: {path.name}"))
+            driver = record.get("driver") or NO_DEVICE
+            if driver == NO_DEVICE:
+                column = deviceless
+            else:
+                column = per_driver.setdefault(driver, Column(driver, driver, f"run {run}: {path.name}"))
             row = (record.get("verb") or record.get("test") or "?",
                    record.get("claim") or record.get("stable_id"))
             # One column per driver: with two devices of one driver, the worse outcome counts.
@@ -68,6 +76,8 @@ def columns_of(paths: list[Path]) -> list[Column]:
             if key not in ids:
                 ids.append(key)
         found.extend(per_driver.values())
+    if deviceless.rows:
+        found.append(deviceless)
     drivers = [column.driver for column in found]
     for index, column in enumerate(found):
         if drivers.count(column.driver) > 1:
