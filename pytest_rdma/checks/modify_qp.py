@@ -56,6 +56,14 @@ def _driver(case: Case, dut: Any, res: Any) -> QPDriver:
     return QPDriver(dut, res, case.params["qp_type"])
 
 
+def _at_step(case: Case, dut: Any, res: Any) -> tuple[QPDriver, str, str]:
+    """A QP of the case's type, walked to the state its step starts from; and the step's two states."""
+    driver = _driver(case, dut, res)
+    before, after = step_states(case.params["step"])
+    driver.walk_to(before, case.params["required"])
+    return driver, before, after
+
+
 def expect_rejected(driver: QPDriver, flags: tuple[str, ...], fields: Mapping[str, Any], why: str,
                     extra_bits: int = 0, ref: str = NOTES) -> None:
     """The call must fail, and a full re-query must show nothing changed."""
@@ -125,9 +133,7 @@ class MinimalAttrs:
     @staticmethod
     def run(case: Case, dut: Any, res: Any) -> None:
         p = case.params
-        driver = _driver(case, dut, res)
-        before, after = step_states(p["step"])
-        driver.walk_to(before, p["required"])
+        driver, before, after = _at_step(case, dut, res)
         fields = driver.fields_for(p["flags"], before, after)
         snap = expect_accepted(driver, p["flags"], fields, after)
         expect_reflected(driver, snap, fields)
@@ -153,9 +159,7 @@ class WithoutRequired:
     @staticmethod
     def run(case: Case, dut: Any, res: Any) -> None:
         p = case.params
-        driver = _driver(case, dut, res)
-        before, after = step_states(p["step"])
-        driver.walk_to(before, p["required"])
+        driver, before, after = _at_step(case, dut, res)
         expect_rejected(driver, p["flags"], driver.fields_for(p["flags"], before, after),
                         f"{short(p['left_out'])} is required on {p['qp_type']} {p['step']}")
 
@@ -187,9 +191,7 @@ class OptionalAttrs:
             if not caps.qp_rate_limit_max:
                 raise Unsupported("device reports no packet pacing "
                                   "(packet_pacing_caps.qp_rate_limit_max = 0)")
-        driver = _driver(case, dut, res)
-        before, after = step_states(p["step"])
-        driver.walk_to(before, p["required"])
+        driver, before, after = _at_step(case, dut, res)
         expect_accepted(driver, p["flags"], driver.fields_for(p["flags"], before, after), after,
                         ref=f"{NOTES}; IBTA QP state table")
 
@@ -211,9 +213,7 @@ class ForbiddenAttrs:
     @staticmethod
     def run(case: Case, dut: Any, res: Any) -> None:
         p = case.params
-        driver = _driver(case, dut, res)
-        before, after = step_states(p["step"])
-        driver.walk_to(before, p["required"])
+        driver, before, after = _at_step(case, dut, res)
         expect_rejected(driver, p["flags"], driver.fields_for(p["flags"], before, after),
                         f"{short(p['extra'])} is not allowed on {p['qp_type']} {p['step']}")
 
@@ -312,9 +312,7 @@ class UnknownBits:
     @staticmethod
     def run(case: Case, dut: Any, res: Any) -> None:
         p = case.params
-        driver = _driver(case, dut, res)
-        before, after = step_states(p["step"])
-        driver.walk_to(before, p["required"])
+        driver, before, after = _at_step(case, dut, res)
         expect_rejected(driver, p["flags"], driver.fields_for(p["flags"], before, after),
                         f"bit {p['bit']} is not an ibv_qp_attr_mask flag", extra_bits=1 << p["bit"],
                         ref=f"{DESCRIPTION}, NOTES")
@@ -356,9 +354,7 @@ class OutOfRange:
         if bad > FIELD_MAX.get(p["field"], 0xFFFFFFFF):
             raise Unsupported(f"{p['field']} cannot hold {p['bad']} = {bad}: the device's limit leaves no "
                               "out-of-range value of that width")
-        driver = _driver(case, dut, res)
-        before, after = step_states(p["step"])
-        driver.walk_to(before, p["required"])
+        driver, before, after = _at_step(case, dut, res)
         fields = driver.fields_for(p["flags"], before, after)
         top, _, sub = p["field"].partition(".")
         if sub:
@@ -415,9 +411,7 @@ class AltPath:
     @staticmethod
     def run(case: Case, dut: Any, res: Any) -> None:
         p = case.params
-        driver = _driver(case, dut, res)
-        before, after = step_states(p["step"])
-        driver.walk_to(before, p["required"])
+        driver, before, after = _at_step(case, dut, res)
         fields = driver.fields_for(p["flags"], before, after)
         advertised = bool(dut.attr.device_cap_flags & DEVICE_CAPS[p["capability"]])
         if not advertised:

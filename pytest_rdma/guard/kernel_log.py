@@ -11,6 +11,7 @@ from collections.abc import Generator
 
 import pytest
 
+from pytest_rdma.guard.after_teardown import AfterTeardown
 from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, KernelFault, attach, conclude
 from pytest_rdma.guard.kmsg import KmsgReader, Record, classify
 from pytest_rdma.guard.options import MARK_EXPECTED
@@ -27,7 +28,7 @@ def describe(found: list[tuple[str, Record]]) -> str:
     return f"kernel fault ({', '.join(kinds)}) logged during this check: {found[0][1].text.strip()}"
 
 
-class KernelLogGuard:
+class KernelLogGuard(AfterTeardown):
     def __init__(self, mode: str, reader: KmsgReader) -> None:
         self.mode = mode
         self.reader = reader
@@ -36,18 +37,6 @@ class KernelLogGuard:
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         self.reader.mark()
         return (yield)
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item,
-                                nextitem: pytest.Item | None) -> Generator[None, None, None]:
-        failed = False
-        try:
-            return (yield)
-        except BaseException:
-            failed = True
-            raise
-        finally:
-            self._check(item, failed)
 
     def _check(self, item: pytest.Item, teardown_failed: bool) -> None:
         found = faults(self.reader.scan())

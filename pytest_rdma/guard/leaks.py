@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import pytest
 
+from pytest_rdma.guard.after_teardown import AfterTeardown
 from pytest_rdma.guard.findings import LEAK_FIELD, ResourceLeak, attach, conclude, leak_text
 from pytest_rdma.provider import netlink
 
@@ -57,7 +58,7 @@ def leaked(start: Counts, end: Counts, shared: Counts, device: str) -> dict[str,
             if (n := window.get(kind, 0) - owed.get(kind, 0)) > 0}
 
 
-class LeakGuard:
+class LeakGuard(AfterTeardown):
     def __init__(self, mode: str, counts: Callable[[], Counts] = netlink.resource_counts) -> None:
         self.mode = mode
         self.counts = counts
@@ -96,18 +97,6 @@ class LeakGuard:
         before = self._before_finish.pop(id(fixturedef), None)
         if before is not None and self._active():
             add(self.shared, difference(self.counts(), before))
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item,
-                                nextitem: pytest.Item | None) -> Generator[None, None, None]:
-        failed = False
-        try:
-            return (yield)
-        except BaseException:
-            failed = True
-            raise
-        finally:
-            self._check(item, failed)
 
     def _check(self, item: pytest.Item, teardown_failed: bool) -> None:
         start, self.start = self.start, None
