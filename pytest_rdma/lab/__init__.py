@@ -31,6 +31,10 @@ class LabRequest:
     install: bool = True
     timeout: float = 3600.0
     report_args: list[str] = field(default_factory=list)
+    # Another in-VM runner (module run as `python -m GUEST plan.json`) and what it needs in
+    # the plan; the benchmarks use these to reuse the lab's boot (benchmarks/lab_overhead.py).
+    guest: str = vm.GUEST_MODULE
+    plan_extra: dict = field(default_factory=dict)
 
 
 def _check_devices(devices: list[str]) -> None:
@@ -65,11 +69,18 @@ def run(request: LabRequest, log: callable = print) -> int:
         "python": sys.executable,
         "cwd": os.getcwd(),
         "per_device": request.per_device,
+        **request.plan_extra,
     }
+    vm.precompile([Path(__file__).resolve().parents[1],
+                   *(Path(arg.split("::")[0]) for arg in request.pytest_args if not arg.startswith("-"))])
+    force_9p = vm.virtiofs_fails(vng, request.cache)
     log(f"lab: booting {kernel.image.name} ({'KVM' if kvm else 'TCG'}) for {', '.join(request.devices)}; "
         f"results in {results}")
     console = results / "lab-console.log"
-    outcome = vm.run(vng, kernel, kvm, results, plan, started, console, request.timeout)
+    outcome = vm.run(vng, kernel, kvm, results, plan, started, console, request.timeout, guest=request.guest,
+                     force_9p=force_9p)
+    if not force_9p:
+        vm.remember_virtiofs(vng, request.cache, console)
     if outcome.exit_code is None:
         print(f"lab: error: {vm.boot_failure(outcome, console)}", file=sys.stderr)
         return EXIT_LAB_FAILED

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -24,6 +25,16 @@ from pytest_rdma.lab.prereqs import Kernel, LabError
 
 KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
 KVM_PROBE_TIMEOUT = 60
+# What the VM runs with the plan: `python -m GUEST plan.json`. Other in-VM runners (the
+# benchmarks) reuse the boot by naming their own module; it must write lab-exit-code too.
+GUEST_MODULE = "pytest_rdma.lab.guest"
+# virtme-ng tries virtio-fs first. Where virtiofsd cannot serve (Debian 12 has only QEMU's old C
+# daemon, which rejects virtme-ng's arguments) it waits about 3 s per shared directory before it
+# falls back to 9p. The lab remembers that fallback (per QEMU, vng and virtiofsd found) and asks
+# for 9p directly from then on, which is the same VM minus those seconds of cold start.
+VIRTIOFS_FALLBACK = "failed to start virtiofsd, fallback to 9p"
+VIRTIOFSD_PATHS = ("/usr/libexec/virtiofsd", "/usr/lib/virtiofsd/virtiofsd", "/usr/lib/virtiofsd",
+                   "/usr/lib/qemu/virtiofsd")
 
 
 @dataclass
@@ -34,10 +45,12 @@ class VMRun:
 
 
 def _vng_argv(vng: Path, kernel: Kernel, kvm: bool, rwdirs: list[Path], command: str, cpus: int,
-              memory: str) -> list[str]:
+              memory: str, force_9p: bool = False) -> list[str]:
     argv = [str(vng), "--run", str(kernel.image), "--verbose", "--memory", memory, "--cpus", str(cpus)]
     if not kvm:
         argv.append("--disable-kvm")
+    if force_9p:
+        argv.append("--force-9p")
     for directory in rwdirs:
         argv += ["--rwdir", str(directory)]
     return argv + ["--exec", command]
@@ -53,8 +66,7 @@ def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
         return os.environ["PYTEST_RDMA_LAB_KVM"] == "1"
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return False
-    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True, check=False)
-    key = f"{kernel.release}|{qemu.stdout.splitlines()[0] if qemu.stdout else '?'}"
+    key = f"{kernel.release}|{_qemu_version()}"
     memo = cache / "kvm-probe.json"
     known = json.loads(memo.read_text()) if memo.exists() else {}
     if key not in known:
@@ -69,8 +81,37 @@ def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
     return bool(known[key])
 
 
+def _qemu_version() -> str:
+    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True, check=False)
+    return qemu.stdout.splitlines()[0] if qemu.stdout else "?"
+
+
+def _virtiofs_key(vng: Path) -> str:
+    daemons = [path for path in (shutil.which("virtiofsd"), *VIRTIOFSD_PATHS) if path and os.path.exists(path)]
+    return f"{_qemu_version()}|{vng}|{','.join(daemons)}"
+
+
+def virtiofs_fails(vng: Path, cache: Path) -> bool:
+    """Whether an earlier boot here saw virtme-ng fall back from virtio-fs to 9p."""
+    memo = cache / "virtiofs-probe.json"
+    known = json.loads(memo.read_text()) if memo.exists() else {}
+    return known.get(_virtiofs_key(vng)) is False
+
+
+def remember_virtiofs(vng: Path, cache: Path, console_log: Path) -> None:
+    """After a boot that was free to try virtio-fs: note it if virtme-ng fell back to 9p."""
+    if not console_log.exists() or VIRTIOFS_FALLBACK not in console_log.read_text(errors="replace"):
+        return
+    memo = cache / "virtiofs-probe.json"
+    known = json.loads(memo.read_text()) if memo.exists() else {}
+    known[_virtiofs_key(vng)] = False
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    memo.write_text(json.dumps(known))
+
+
 def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started: float,
-        console_log: Path, timeout: float, cpus: int = 2, memory: str = "2G") -> VMRun:
+        console_log: Path, timeout: float, cpus: int = 2, memory: str = "2G",
+        guest: str = GUEST_MODULE, force_9p: bool = False) -> VMRun:
     """Boot, run the guest plan, stream its output; kernel lines go to `console_log`."""
     plan_path = results / "lab-plan.json"
     plan_path.write_text(json.dumps(plan, indent=1))
@@ -78,8 +119,8 @@ def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started
     exit_file.unlink(missing_ok=True)
     marks = results / "first-test"
     marks.unlink(missing_ok=True)
-    command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "pytest_rdma.lab.guest", str(plan_path)))
-    argv = _vng_argv(vng, kernel, kvm, [results], command, cpus, memory)
+    command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", guest, str(plan_path)))
+    argv = _vng_argv(vng, kernel, kvm, [results], command, cpus, memory, force_9p)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     first_test: list[float] = []
 
@@ -111,6 +152,24 @@ def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started
         watcher.join(timeout=1)
     code = int(exit_file.read_text()) if exit_file.exists() else None
     return VMRun(code, first_test[0] if first_test else None, list(tail))
+
+
+def precompile(paths: list[Path]) -> None:
+    """Write the bytecode caches of `paths` (directories or .py files) on the host.
+
+    The VM sees the host's root read-only, so Python there cannot write __pycache__: every
+    process in the VM (each pytest run, each xdist worker) would compile every module that has
+    no valid cache from source again, under emulation. The project's own modules are those that
+    lack one (a source tree, edited, run with PYTHONDONTWRITEBYTECODE); compiling them here takes
+    a fraction of a second. Caches are .gitignored and are what any Python run would write.
+    """
+    import compileall
+
+    for path in paths:
+        if path.is_dir():
+            compileall.compile_dir(str(path), quiet=2)
+        elif path.suffix == ".py" and path.is_file():
+            compileall.compile_file(str(path), quiet=2)
 
 
 def boot_failure(run_result: VMRun, console_log: Path) -> LabError:

@@ -1,0 +1,1 @@
+"""Benchmarks of pytest-rdma itself (not tests): see the README's "Benchmarks" section."""

@@ -1,0 +1,88 @@
+"""Runs inside the lab VM for the benchmark: creates the devices, then runs the plan's steps.
+
+The lab boots the VM and hands over a plan (pytest_rdma.lab with guest="benchmarks.lab_guest");
+this runner times each step (a command: pytest, or the bare loop) with the VM's monotonic
+clock and appends one JSON line per step to bench-steps.jsonl in the results directory.
+Device creation is the lab's own (pytest_rdma.lab.guest.create_devices).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_rdma.lab import guest
+
+STEPS_FILE = "bench-steps.jsonl"
+TIMING_ENV = "PYTEST_RDMA_BENCH_TIMING"
+
+
+def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> dict[str, Any]:
+    steps_dir = results / "steps"
+    steps_dir.mkdir(parents=True, exist_ok=True)
+    name = step["name"]
+    timing = steps_dir / f"{name}.timing.json"
+    timing.unlink(missing_ok=True)
+    env = dict(base_env, **step.get("env", {}))
+    env[TIMING_ENV] = str(timing)
+    for directory in step.get("mkdirs", []):
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    print(f"bench: === {name}: {' '.join(step['argv'][1:])}", flush=True)
+    log = None if step.get("console") else (steps_dir / f"{name}.log").open("w")
+    started = time.monotonic()
+    code = subprocess.run(step["argv"], cwd=step.get("cwd"), env=env, stdout=log, stderr=subprocess.STDOUT if log
+                          else None, check=False).returncode
+    ended = time.monotonic()
+    if log is not None:
+        log.close()
+    record: dict[str, Any] = {"name": name, "start": started, "end": ended, "wall_s": ended - started,
+                              "exit_code": code}
+    if timing.exists():
+        record["pytest"] = json.loads(timing.read_text())
+    if step.get("json_out") and Path(step["json_out"]).exists():
+        record["bare"] = json.loads(Path(step["json_out"]).read_text())
+    print(f"bench: === {name}: exit {code} in {record['wall_s']:.2f} s", flush=True)
+    return record
+
+
+def main(plan_path: str) -> int:
+    plan = json.loads(Path(plan_path).read_text())
+    results = Path(plan["results"])
+    begin = {"name": "boot", "runner_start_uptime": guest._uptime(), "runner_start": time.monotonic()}
+    problem = guest.create_devices(plan["devices"], plan.get("siw_ko"))
+    begin["devices_ready"] = time.monotonic()
+    begin["devices_ready_uptime"] = guest._uptime()
+    if problem:
+        print(f"bench: device setup failed: {problem}\n{guest._kernel_tail()}", flush=True)
+        return guest.EXIT_DEVICE_FAILED
+    print(f"bench: {', '.join(plan['devices'])} ready at guest uptime {begin['devices_ready_uptime']:.1f} s "
+          f"(setup {begin['devices_ready'] - begin['runner_start']:.1f} s)", flush=True)
+    # As the lab's runner: kernel faults fail their check in the lab.
+    base_env = dict(os.environ)
+    base_env.setdefault("PYTEST_RDMA_KERNEL_LOG", "fail")
+    out = results / STEPS_FILE
+    worst = 0
+    with out.open("w") as handle:
+        handle.write(json.dumps(begin) + "\n")
+        for step in plan["steps"]:
+            record = run_step(step, results, base_env)
+            handle.write(json.dumps(record) + "\n")
+            handle.flush()
+            # pytest's 1 (a deviation found) and 5 (nothing selected) are results, not failures.
+            if record["exit_code"] not in (0, 1, 5):
+                worst = worst or record["exit_code"]
+        handle.write(json.dumps({"name": "end", "end": time.monotonic(),
+                                 "end_uptime": guest._uptime()}) + "\n")
+    return worst
+
+
+if __name__ == "__main__":
+    exit_code = main(sys.argv[1])
+    Path(json.loads(Path(sys.argv[1]).read_text())["results"], "lab-exit-code").write_text(f"{exit_code}\n")
+    time.sleep(0.1)
+    sys.exit(exit_code)

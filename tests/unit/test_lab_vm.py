@@ -1,0 +1,55 @@
+"""The lab's VM helpers that cut its cold start: 9p once virtio-fs is known to fail, bytecode
+caches written on the host (the VM's root is read-only). Pure host logic, no VM booted."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from pytest_rdma.lab import vm
+from pytest_rdma.lab.prereqs import Kernel
+
+
+@pytest.fixture
+def fixed_qemu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vm, "_qemu_version", lambda: "QEMU emulator version 7.2.0")
+
+
+def test_force_9p_reaches_vng() -> None:
+    kernel = Kernel("6.1.0-56-amd64", Path("/boot/vmlinuz-6.1.0-56-amd64"))
+    assert "--force-9p" in vm._vng_argv(Path("vng"), kernel, False, [], "true", 1, "512M", force_9p=True)
+    assert "--force-9p" not in vm._vng_argv(Path("vng"), kernel, False, [], "true", 1, "512M")
+
+
+def test_a_fallback_seen_once_forces_9p_next_time(tmp_path: Path, fixed_qemu: None) -> None:
+    console = tmp_path / "lab-console.log"
+    console.write_text("virtme: waiting for virtiofsd to start\nvirtme-run: failed to start virtiofsd, "
+                       "fallback to 9pProbing EDD (edd=off to disable)... ok\n")
+    assert not vm.virtiofs_fails(Path("/venv/bin/vng"), tmp_path)
+    vm.remember_virtiofs(Path("/venv/bin/vng"), tmp_path, console)
+    assert vm.virtiofs_fails(Path("/venv/bin/vng"), tmp_path)
+    # Another vng (another environment, maybe with a working virtiofsd) is tried afresh.
+    assert not vm.virtiofs_fails(Path("/other/bin/vng"), tmp_path)
+
+
+def test_a_boot_without_fallback_remembers_nothing(tmp_path: Path, fixed_qemu: None) -> None:
+    console = tmp_path / "lab-console.log"
+    console.write_text("[    0.000000] Linux version 6.1.0-56-amd64\n")
+    vm.remember_virtiofs(Path("/venv/bin/vng"), tmp_path, console)
+    assert not vm.virtiofs_fails(Path("/venv/bin/vng"), tmp_path)
+    assert not (tmp_path / "virtiofs-probe.json").exists()
+
+
+def test_precompile_writes_caches_even_when_python_would_not(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "mod.py").write_text("VALUE = 1\n")
+    single = tmp_path / "single.py"
+    single.write_text("VALUE = 2\n")
+    vm.precompile([package, single, tmp_path / "no-such-path", Path("(-RC-)")])
+    for source in (package / "mod.py", single):
+        assert Path(importlib.util.cache_from_source(str(source))).is_file()
