@@ -13,19 +13,15 @@ import pytest
 
 from pytest_rdma.guard.after_teardown import AfterTeardown
 from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, KernelFault, attach, conclude
-from pytest_rdma.guard.kmsg import KmsgReader, Record, classify
+from pytest_rdma.guard.kmsg import Fault, KmsgReader, faults
 from pytest_rdma.guard.options import MARK_EXPECTED
 
 LINES_KEPT = 20
 
 
-def faults(records: list[Record]) -> list[tuple[str, Record]]:
-    return [(kind, record) for record in records if (kind := classify(record.text))]
-
-
-def describe(found: list[tuple[str, Record]]) -> str:
-    kinds = sorted({kind for kind, _ in found})
-    return f"kernel fault ({', '.join(kinds)}) logged during this check: {found[0][1].text.strip()}"
+def describe(found: list[Fault]) -> str:
+    kinds = sorted({fault.kind for fault in found})
+    return f"kernel fault ({', '.join(kinds)}) logged during this check: {found[0].summary}"
 
 
 class KernelLogGuard(AfterTeardown):
@@ -42,13 +38,15 @@ class KernelLogGuard(AfterTeardown):
         found = faults(self.reader.scan())
         if not found:
             return
+        # Each fault's headline, then the message a WARN() carried (kmsg.faults).
+        kept = [(fault.kind, record) for fault in found for record in fault.records][:LINES_KEPT]
         value = {
-            "kinds": sorted({kind for kind, _ in found}),
-            "lines": [record.text for _, record in found[:LINES_KEPT]],
-            "from_user_space": all(record.from_user_space for _, record in found),
+            "kinds": sorted({fault.kind for fault in found}),
+            "lines": [record.text for _, record in kept],
+            "from_user_space": all(fault.headline.from_user_space for fault in found),
             "lost": self.reader.lost,
         }
-        text = "\n".join(f"[{kind}] {record.text}" for kind, record in found[:LINES_KEPT])
+        text = "\n".join(f"[{kind}] {record.text}" for kind, record in kept)
         attach(item, KERNEL_LOG_FIELD, value, "rdma kernel log", text)
         expected = item.get_closest_marker(MARK_EXPECTED) is not None
         conclude(item, self.mode, KernelFault(describe(found)), teardown_failed, expected)

@@ -1,6 +1,6 @@
 """The kernel log (/dev/kmsg): records, their classification, and a reader that marks and scans.
 
-Pure parts (`parse_record`, `classify`) are tested on any host; the reader needs a readable
+Pure parts (`parse_record`, `classify`, `faults`) are tested on any host; the reader needs a readable
 /dev/kmsg (root, or kernel.dmesg_restrict=0).
 """
 
@@ -25,6 +25,17 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("oops", re.compile(r"^(Oops\b|general protection fault\b)")),
     ("warning", re.compile(r"^WARNING:")),
 )
+
+# The shape of a WARN() report, as kernel/panic.c prints it: a cut-here line, then on x86 the
+# warning's message, then "WARNING: CPU: n PID: n at file:line function+0x../0x.. [module]"; where
+# the architecture has no trapping WARN the message comes right after the WARNING line instead.
+# Then "Modules linked in:", the CPU and registers, the call trace and an end-trace line.
+CUT_HERE = re.compile(r"^-+\[ cut here \]-+$")
+WARN_HEADLINE = re.compile(r"^WARNING: CPU: \d+ PID: \d+ at ")
+# Where the report's own lines start after the headline; a message never runs past them.
+REPORT_BODY = re.compile(r"^(Modules linked in:|CPU: \d+ PID: \d+|Hardware name:|RIP:|Call Trace:"
+                         r"|---\[ end trace)")
+MESSAGE_LINES = 4  # a WARN's message is a line or two; more means the lines belong to something else
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,61 @@ def classify(text: str) -> str:
         if pattern.search(stripped):
             return kind
     return ""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One kernel fault report: its headline record and, for a WARN(), the message it carried."""
+
+    kind: str
+    headline: Record
+    message: tuple[Record, ...] = ()
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        return (self.headline, *self.message)
+
+    @property
+    def summary(self) -> str:
+        return "; ".join(record.text.strip() for record in self.records)
+
+
+def _is_plain(record: Record) -> bool:
+    return not classify(record.text) and not CUT_HERE.match(record.text.strip())
+
+
+def _message(records: list[Record], at: int) -> tuple[Record, ...]:
+    """The free text of the WARN() whose WARNING line is records[at], or () if it has none."""
+    before = records[max(0, at - MESSAGE_LINES - 1):at]
+    cuts = [i for i, record in enumerate(before) if CUT_HERE.match(record.text.strip())]
+    if cuts:
+        lines = before[cuts[-1] + 1:]
+        if lines and all(_is_plain(record) for record in lines):
+            return tuple(lines)
+    after = []
+    for record in records[at + 1:at + 1 + MESSAGE_LINES]:
+        if REPORT_BODY.match(record.text.strip()):
+            return tuple(after)
+        if not _is_plain(record):
+            return ()  # another report began: nothing here is known to be this warning's
+        after.append(record)
+    return ()  # no end of the report in sight: these lines are not the warning's
+
+
+def faults(records: list[Record]) -> list[Fault]:
+    """The kernel fault reports among `records`, in order, each with what identifies it.
+
+    Only headlines are faults: a report's other lines (registers, call trace, cut-here and
+    end-trace lines) are not reports of their own, and are left out of the excerpt.
+    """
+    found = []
+    for at, record in enumerate(records):
+        kind = classify(record.text)
+        if not kind:
+            continue
+        message = _message(records, at) if WARN_HEADLINE.match(record.text.strip()) else ()
+        found.append(Fault(kind, record, message))
+    return found
 
 
 def readable() -> bool:

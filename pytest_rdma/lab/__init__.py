@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rdma.lab import prereqs, siw, vm
+from pytest_rdma.lab import kwarn, prereqs, siw, vm
 from pytest_rdma.lab.prereqs import LabError
 
 DEFAULT_DEVICES = ("rxe0", "siw0")
@@ -54,6 +54,7 @@ def run(request: LabRequest, log: callable = print) -> int:
             raise LabError("no kernel with rdma_rxe found; run without --no-install to install one")
         vng = prereqs.ensure_virtme(log)
         siw_ko = siw.siw_module(kernel, request.cache, log) if want_siw else None
+        guest_env = kwarn.guest_env(kernel, request.cache, log)  # for the lab's kernel-warning test
         kvm = vm.kvm_works(vng, kernel, request.cache)
     except LabError as exc:
         print(f"lab: error: {exc}", file=sys.stderr)
@@ -69,6 +70,7 @@ def run(request: LabRequest, log: callable = print) -> int:
         "python": sys.executable,
         "cwd": os.getcwd(),
         "per_device": request.per_device,
+        "env": guest_env,
         **request.plan_extra,
     }
     vm.precompile([Path(__file__).resolve().parents[1],

@@ -67,6 +67,7 @@ def main(plan_path: str) -> int:
     env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(results))
     # In the lab a kernel fault fails its check by default (--rdma-kernel-log on the command line wins).
     env.setdefault("PYTEST_RDMA_KERNEL_LOG", "fail")
+    env.update(plan.get("env", {}))  # what the host built for the lab's own tests (lab/kwarn.py)
     # Per device: each run's reports describe one driver. Otherwise one run tests them all.
     runs = [[device] for device in plan["devices"]] if plan.get("per_device", True) else [plan["devices"]]
     worst = 0

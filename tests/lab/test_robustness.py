@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD
+from pytest_rdma.lab import kwarn
 from pytest_rdma.provider import netlink
 from pytest_rdma.provider.identity import sysfs_devices
 
@@ -83,35 +84,53 @@ def test_report_mode_lists_the_leak_without_failing(pytester: pytest.Pytester, d
 
 
 KERNEL_TEST = """
-import os
+import subprocess
 
 def test_quiet_before(rdma_dut):
     pass
 
-def test_logs_a_kernel_warning(rdma_dut):
-    # Root may write to /dev/kmsg; the line becomes a kernel log record like any other.
-    with open("/dev/kmsg", "w") as kmsg:
-        kmsg.write("WARNING: CPU: 0 PID: %d at pytest-rdma guard test {nonce}\\n" % os.getpid())
+def test_makes_the_kernel_warn(rdma_dut):
+    # The module's init function raises WARN() in kernel code, then refuses to stay loaded.
+    loaded = subprocess.run(["insmod", {ko!r}, "nonce={nonce}"], capture_output=True, text=True)
+    assert {refused!r} in loaded.stderr, loaded.stderr
 
 def test_quiet_after(rdma_dut):
     pass
 """
 
 
+def kwarn_module() -> str:
+    """The lab's kernel-warning module (pytest_rdma/lab/kwarn.py), which the lab builds on the host."""
+    path = os.environ.get(kwarn.ENV_KO)
+    if not path:
+        pytest.fail(os.environ.get(kwarn.ENV_ERROR) or
+                    f"{kwarn.ENV_KO} is not set: run this test with the lab command "
+                    "(pytest-rdma lab -- tests/lab/test_robustness.py), which builds the module")
+    return path
+
+
 @pytest.mark.rdma_kernel_log_expected  # the inner run's warning is this test's window too
-def test_kernel_warning_is_attributed_to_the_check_that_logged_it(pytester: pytest.Pytester,
+def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pytest.Pytester,
                                                                   device: str) -> None:
+    # A real WARN() raised by kernel code, with the kernel's own report (cut here, WARNING line,
+    # registers, call trace, end trace), not a line written to /dev/kmsg: that would prove the
+    # scan window but not that the guard reads the kernel's report. The nonce tells this run's
+    # warning from any other.
     nonce = secrets.token_hex(4)
-    pytester.makepyfile(test_kernel=KERNEL_TEST.replace("{nonce}", nonce))
+    pytester.makepyfile(test_kernel=KERNEL_TEST.format(ko=kwarn_module(), nonce=nonce, refused=kwarn.REFUSED))
     result = pytester.runpytest("--rdma-dev", device, "--rdma-kernel-log=fail", "-p", "no:xdist")
     result.assert_outcomes(passed=3, errors=1)
-    result.stdout.fnmatch_lines(["*KernelFault: kernel fault (warning) logged during this check: "
-                                 f"WARNING: CPU: 0 PID: * at pytest-rdma guard test {nonce}*"])
+    result.stdout.fnmatch_lines([f"*KernelFault: kernel fault (warning) logged during this check: WARNING: CPU: * "
+                                 f"PID: * at *{kwarn.NAME}.c:* {kwarn.NAME}_init+0x*; {kwarn.MESSAGE} {nonce}"])
     teardowns = teardown_reports(result)
-    found = teardowns["test_logs_a_kernel_warning"].__dict__[KERNEL_LOG_FIELD]
-    assert found["kinds"] == ["warning"] and nonce in found["lines"][0] and found["from_user_space"]
+    found = teardowns["test_makes_the_kernel_warn"].__dict__[KERNEL_LOG_FIELD]
+    assert found["kinds"] == ["warning"] and not found["from_user_space"]
+    headline, message = found["lines"]
+    assert headline.startswith("WARNING: CPU: ") and f"{kwarn.NAME}_init+0x" in headline
+    assert message == f"{kwarn.MESSAGE} {nonce}"
     assert KERNEL_LOG_FIELD not in teardowns["test_quiet_before"].__dict__
     assert KERNEL_LOG_FIELD not in teardowns["test_quiet_after"].__dict__
+    assert not Path(f"/sys/module/{kwarn.NAME}").exists()  # the module refused to stay loaded
 
 
 CRASH_TEST = """

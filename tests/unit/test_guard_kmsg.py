@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_rdma.guard.kernel_log import describe, faults
-from pytest_rdma.guard.kmsg import classify, parse_record
+from pytest_rdma.guard.kmsg import Record, classify, parse_record
+
+# A real WARN() report, as /dev/kmsg gave it in the lab (kernel 6.1.0-56-amd64, x86_64, TCG) when
+# the lab's module (pytest_rdma/lab/kwarn_ko) was loaded with nonce=first1234: one record a line.
+REAL_WARNING = Path(__file__).parent / "data" / "kmsg-warn-6.1.0-56-amd64.txt"
+REAL_HEADLINE = ("WARNING: CPU: 1 PID: 275 at /tmp/kwb/pytest_rdma_kwarn.c:24 "
+                 "pytest_rdma_kwarn_init+0x18/0x1000 [pytest_rdma_kwarn]")
+REAL_MESSAGE = "pytest-rdma provoked warning first1234"
 
 # Lines as the kernel prints them (shapes from real reports; the details are made up).
 FAULTS = {
@@ -69,6 +78,65 @@ def test_only_faults_are_kept_and_described_by_the_first() -> None:
             b"3,3,3,-;BUG: KASAN: slab-out-of-bounds in f")
     records = [parse_record(raw) for raw in raws]
     found = faults([r for r in records if r is not None])
-    assert [kind for kind, _ in found] == ["warning", "kasan"]
+    assert [fault.kind for fault in found] == ["warning", "kasan"]
     assert describe(found) == ("kernel fault (kasan, warning) logged during this check: "
                                "WARNING: CPU: 0 PID: 9 at a.c:1")
+
+
+def real_records() -> list[Record]:
+    records = [parse_record(raw) for raw in REAL_WARNING.read_bytes().splitlines(keepends=True)]
+    assert None not in records, "every line of the captured report is a /dev/kmsg record"
+    return records  # type: ignore[return-value]
+
+
+def test_real_warning_is_one_kernel_fault_with_its_message() -> None:
+    records = real_records()
+    assert records[0].text == "------------[ cut here ]------------"
+    assert records[-1].text == "---[ end trace 0000000000000000 ]---"
+    found = faults(records)
+    # One report, not one per line of its registers and call trace.
+    assert len(found) == 1
+    fault = found[0]
+    assert fault.kind == "warning" and fault.headline.text == REAL_HEADLINE
+    assert [record.text for record in fault.message] == [REAL_MESSAGE]
+    # Raised by kernel code: facility 0, which user space cannot log with.
+    assert not any(record.from_user_space for record in fault.records)
+    assert describe(found) == f"kernel fault (warning) logged during this check: {REAL_HEADLINE}; {REAL_MESSAGE}"
+
+
+def test_only_the_headline_of_the_real_warning_is_classified() -> None:
+    kinds = {record.text: classify(record.text) for record in real_records()}
+    assert [text for text, kind in kinds.items() if kind] == [REAL_HEADLINE]
+
+
+def test_message_after_the_headline_is_found_too() -> None:
+    # Architectures without a trapping WARN() print the message after the WARNING line.
+    records = real_records()
+    cut, message, headline, *rest = records
+    found = faults([cut, headline, message, *rest])
+    assert [record.text for record in found[0].message] == [REAL_MESSAGE]
+
+
+def test_warn_on_without_message_keeps_the_headline_alone() -> None:
+    # WARN_ON(cond) prints no message: the next lines are the report's own, not a message.
+    cut, _message, *rest = real_records()
+    found = faults([cut, *rest])
+    assert len(found) == 1 and found[0].message == () and found[0].summary == REAL_HEADLINE
+
+
+def test_lines_around_an_unframed_warning_are_not_taken_for_its_message() -> None:
+    # A WARNING line with no report around it (what user space can write): its neighbours are
+    # unrelated records, so nothing is attached to it.
+    raws = (b"6,1,1,-;rdma_rxe: loaded", b"12,2,2,-;WARNING: CPU: 0 PID: 9 at x",
+            b"6,3,3,-;infiniband rxe0: set active")
+    found = faults([r for r in (parse_record(raw) for raw in raws) if r is not None])
+    assert len(found) == 1 and found[0].message == ()
+
+
+def test_lines_before_another_report_are_not_taken_for_the_warning_message() -> None:
+    # Only the report's own body (Modules linked in:, registers, trace) closes a message; a line
+    # followed by another fault's headline is not known to belong to this warning.
+    raws = (b"4,1,1,-;WARNING: CPU: 0 PID: 9 at a.c:1 f+0x1/0x2", b"6,2,2,-;rxe0: some driver line",
+            b"0,3,3,-;BUG: kernel NULL pointer dereference, address: 0000000000000008")
+    found = faults([r for r in (parse_record(raw) for raw in raws) if r is not None])
+    assert [(fault.kind, fault.message) for fault in found] == [("warning", ()), ("bug", ())]
