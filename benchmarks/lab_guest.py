@@ -37,6 +37,8 @@ def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> d
     started = time.monotonic()
     code = subprocess.run(step["argv"], cwd=step.get("cwd"), env=env, stdout=log, stderr=subprocess.STDOUT if log
                           else None, check=False).returncode
+    if step.get("scratch"):
+        guest.keep_scratch(*map(Path, step["scratch"]))  # part of the run's cost, as in the lab
     ended = time.monotonic()
     if log is not None:
         log.close()

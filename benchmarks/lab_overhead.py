@@ -98,13 +98,15 @@ def pytest_step(name: str, device: str, selection: list[str], reports: Path | No
     if profile is not None:
         argv += ["-m", "cProfile", "-o", str(profile)]
     argv += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "benchmarks.timing_plugin", f"--rdma-dev={device}"]
+    scratch = f"/tmp/bench-scratch/{name}"  # the VM's tmpfs, as the lab's runner uses it
     if reports is not None:
         # Exactly the lab's reporters (pytest_rdma.lab.guest and cli.LAB_REPORTS).
-        argv += [f"--junitxml={reports / 'junit.xml'}", *(arg.replace("{results}", str(reports))
-                                                          for arg in LAB_REPORTS)]
+        argv += [f"--junitxml={reports / 'junit.xml'}",
+                 *(arg.replace("{results}", str(reports)).replace("{scratch}", scratch) for arg in LAB_REPORTS)]
     argv += [*extra, *selection]
     return {"name": name, "argv": argv, "cwd": str(REPO), "console": console, "env": env or {},
-            "mkdirs": [str(reports)] if reports else []}
+            "mkdirs": [str(reports), scratch] if reports else [],
+            "scratch": [scratch, str(reports)] if reports else None}
 
 
 def bare_step(name: str, device: str, out: Path, profile: Path | None = None) -> dict[str, Any]:

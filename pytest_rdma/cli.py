@@ -41,8 +41,10 @@ def _lab_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-# Each device's run writes these into results/<device>/ ({results} is that directory).
-LAB_REPORTS = ["--rdma-json={results}/results.json", "--alluredir={results}/allure"]
+# Each device's run writes these into results/<device>/ ({results} is that directory). Allure
+# writes several files per check: it writes them on the VM's tmpfs ({scratch}), moved to
+# results/<device>/ when the run ends (lab.guest.keep_scratch says why).
+LAB_REPORTS = ["--rdma-json={results}/results.json", "--alluredir={scratch}/allure"]
 
 
 def _allure_html(results: Path) -> None:

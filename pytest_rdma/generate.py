@@ -7,7 +7,7 @@ verb description whose claims use known kinds therefore yields checks with no ne
 
 from __future__ import annotations
 
-import ctypes.util
+import ctypes
 from collections.abc import Iterable
 from typing import Any, Callable
 
@@ -18,12 +18,27 @@ from pytest_rdma.checks.registry import KINDS, Case, known_kinds
 from pytest_rdma.outcomes import Blocked, Unsupported
 
 
+def loadable(*sonames: str) -> bool:
+    """Whether the dynamic loader finds one of these libraries.
+
+    Not ctypes.util.find_library: for a library the loader cache lacks it runs gcc and ld,
+    seconds per collection under the lab's emulated CPU, once in every pytest process.
+    """
+    for soname in sonames:
+        try:
+            ctypes.CDLL(soname)
+            return True
+        except OSError:
+            continue
+    return False
+
+
 def family_blocker(family: str) -> str:
     """Why no check of an API family can run on this system, or "" when they can."""
     if family == "ibv":
         return ""
     if family == "det":
-        if ctypes.util.find_library("det"):
+        if loadable("libdet.so.1", "libdet.so"):
             return "libdet is installed, but pytest-rdma has no DET runner yet"
         return ("no DET provider: the DET API (libdet and its kernel driver) is not installed on this "
                 "system and no distribution ships it; see the entry's ibv counterpart")

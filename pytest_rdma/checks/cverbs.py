@@ -8,7 +8,6 @@ This module imports nothing from pytest-rdma, so its own source is the reproduce
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import ipaddress
 import os
 from dataclasses import dataclass
@@ -46,7 +45,8 @@ class McastResult:
 
 
 def _lib() -> ctypes.CDLL:
-    lib = ctypes.CDLL(ctypes.util.find_library("ibverbs") or "libibverbs.so.1", use_errno=True)
+    # By soname, the library's ABI: ctypes.util.find_library would spawn ldconfig to learn it.
+    lib = ctypes.CDLL("libibverbs.so.1", use_errno=True)
     for name in ("ibv_get_device_list", "ibv_open_device", "ibv_alloc_pd", "ibv_create_cq", "ibv_create_qp"):
         getattr(lib, name).restype = ctypes.c_void_p
     lib.ibv_get_device_name.restype = ctypes.c_char_p

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
+import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma.lab import kwarn, prereqs, siw, vm
+from pytest_rdma.lab.guest import SCRATCH_TAR
 from pytest_rdma.lab.prereqs import LabError
 
 DEFAULT_DEVICES = ("rxe0", "siw0")
@@ -42,6 +44,19 @@ def _check_devices(devices: list[str]) -> None:
         if not (name.startswith("rxe") or name.startswith("siw")):
             raise LabError(f"the lab can create rxeN (Soft-RoCE) and siwN (soft-iWARP) devices, not {name!r}; "
                            "for other devices run pytest --rdma-dev NAME on a host that has them")
+
+
+def unpack_scratch(results: Path) -> None:
+    """Each run's files written on the VM's tmpfs (see guest.keep_scratch) back in place."""
+    for packed in sorted(results.glob(f"*/{SCRATCH_TAR}")):
+        into = packed.parent.resolve()
+        with tarfile.open(packed) as tar:
+            # Plain files and directories inside the run's directory only (this Python's
+            # tarfile may predate extraction filters).
+            members = [m for m in tar.getmembers() if (m.isfile() or m.isdir())
+                       and (into / m.name).resolve().is_relative_to(into)]
+            tar.extractall(into, members=members)
+        packed.unlink()
 
 
 def run(request: LabRequest, log: callable = print) -> int:
@@ -83,6 +98,7 @@ def run(request: LabRequest, log: callable = print) -> int:
                      force_9p=force_9p)
     if not force_9p:
         vm.remember_virtiofs(vng, request.cache, console)
+    unpack_scratch(results)
     if outcome.exit_code is None:
         print(f"lab: error: {vm.boot_failure(outcome, console)}", file=sys.stderr)
         return EXIT_LAB_FAILED

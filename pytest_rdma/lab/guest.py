@@ -11,6 +11,8 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,6 +53,26 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
     return ""
 
 
+SCRATCH_TAR = "scratch.tar"
+
+
+def keep_scratch(scratch: Path, run_dir: Path) -> None:
+    """Move what a run wrote to the VM's own memory into its results directory, as one file.
+
+    Reporters that write several files per check (allure) write to `{scratch}`, on the
+    VM's tmpfs, because every file operation on the shared results directory is a 9p round
+    trip under an emulated CPU (a quarter of a check's time, benchmarks/). One tar is one
+    sequential write; the host unpacks it after the VM stops (`pytest_rdma.lab.unpack_scratch`).
+    A VM killed mid-run loses these files; the JSON lines (written to the share as each check
+    ends) are kept.
+    """
+    if not any(scratch.iterdir()):
+        return
+    with tarfile.open(run_dir / SCRATCH_TAR, "w") as tar:
+        for path in sorted(scratch.iterdir()):
+            tar.add(path, arcname=path.name)
+
+
 def main(plan_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     results = Path(plan["results"])
@@ -78,9 +100,12 @@ def main(plan_path: str) -> int:
         argv = [plan["python"], "-m", "pytest", "-p", "no:cacheprovider",
                 *(f"--rdma-dev={device}" for device in devices),
                 f"--junitxml={run_dir / 'junit.xml'}", *plan.get("report_args", []), *plan["pytest_args"]]
-        argv = [arg.replace("{results}", str(run_dir)).replace("{dev}", label) for arg in argv]
+        scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
+        argv = [arg.replace("{results}", str(run_dir)).replace("{scratch}", str(scratch)).replace("{dev}", label)
+                for arg in argv]
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
         code = subprocess.run(argv, cwd=plan["cwd"], env=env, check=False).returncode
+        keep_scratch(scratch, run_dir)
         print(f"lab: === {label}: pytest exited {code}", flush=True)
         worst = worst or code
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)

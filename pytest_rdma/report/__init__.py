@@ -3,6 +3,7 @@
 Roles, one module each:
 - record.py: the record of one check and how its outcome is classified (pure);
 - recorder.py: where checks run: puts a record on every report, applies waivers;
+- deviation_report.py: a deviation's failure text is its own, not a traceback;
 - results.py: where results are written: assembles records from reports (xdist-safe);
 - terminal.py, jsonfile.py, junit.py, allure_env.py, allure_labels.py: the reporters;
 - compare.py, allure_html.py: after the run (the `pytest-rdma compare` command, the HTML report).
@@ -22,11 +23,13 @@ __all__ = ["add_options", "register"]
 
 def register(config: pytest.Config) -> None:
     """Register the recorder everywhere, and the reporters asked for only where results are written."""
+    from pytest_rdma.report import deviation_report
     from pytest_rdma.report.recorder import Recorder
 
     options = settings(config)
     waivers = expectations.load(options.expectations)
     config.pluginmanager.register(Recorder(options, waivers), "rdma-recorder")
+    config.pluginmanager.register(deviation_report, "rdma-deviation-report")
     if hasattr(config, "workerinput"):
         return  # an xdist worker: its records travel to the controller on the reports
     from pytest_rdma.plugin import chosen_devices
