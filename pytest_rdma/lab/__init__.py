@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rdma.lab import kwarn, prereqs, siw, vm
+from pytest_rdma.lab import kwarn, prereqs, siw, virtiofsd, vm
 from pytest_rdma.lab.guest import SCRATCH_TAR
 from pytest_rdma.lab.prereqs import LabError
 
@@ -90,14 +90,18 @@ def run(request: LabRequest, log: callable = print) -> int:
     }
     vm.precompile([Path(__file__).resolve().parents[1],
                    *(Path(arg.split("::")[0]) for arg in request.pytest_args if not arg.startswith("-"))])
-    force_9p = vm.virtiofs_fails(vng, request.cache)
+    # virtio-fs instead of 9p for the shared root wherever we can: every file operation is a
+    # round trip under TCG, and virtio-fs lets the VM cache the read-only root (lab/virtiofsd.py).
+    bin_dirs = ((virtiofsd.install(request.cache / "bin"),)
+                if virtiofsd.needs_translator(vm.VIRTIOFSD_PATHS) else ())
+    force_9p = vm.virtiofs_fails(vng, request.cache, bin_dirs)
     log(f"lab: booting {kernel.image.name} ({'KVM' if kvm else 'TCG'}) for {', '.join(request.devices)}; "
         f"results in {results}")
     console = results / "lab-console.log"
     outcome = vm.run(vng, kernel, kvm, results, plan, started, console, request.timeout, guest=request.guest,
-                     force_9p=force_9p)
+                     force_9p=force_9p, bin_dirs=bin_dirs)
     if not force_9p:
-        vm.remember_virtiofs(vng, request.cache, console)
+        vm.remember_virtiofs(vng, request.cache, console, bin_dirs)
     unpack_scratch(results)
     if outcome.exit_code is None:
         print(f"lab: error: {vm.boot_failure(outcome, console)}", file=sys.stderr)

@@ -56,9 +56,11 @@ def _vng_argv(vng: Path, kernel: Kernel, kvm: bool, rwdirs: list[Path], command:
     return argv + ["--exec", command]
 
 
-def _env(vng: Path) -> dict[str, str]:
-    # vng looks for virtme-run on PATH: it sits next to vng in the same environment.
-    return dict(os.environ, PATH=f"{vng.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+def _env(vng: Path, bin_dirs: tuple[Path, ...] = ()) -> dict[str, str]:
+    # vng looks for virtme-run on PATH: it sits next to vng in the same environment. `bin_dirs`
+    # come first: the lab's virtiofsd translator (lab/virtiofsd.py) when there is one.
+    path = os.pathsep.join([*map(str, bin_dirs), str(vng.parent), os.environ.get("PATH", "")])
+    return dict(os.environ, PATH=path)
 
 
 def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
@@ -86,32 +88,33 @@ def _qemu_version() -> str:
     return qemu.stdout.splitlines()[0] if qemu.stdout else "?"
 
 
-def _virtiofs_key(vng: Path) -> str:
-    daemons = [path for path in (shutil.which("virtiofsd"), *VIRTIOFSD_PATHS) if path and os.path.exists(path)]
+def _virtiofs_key(vng: Path, bin_dirs: tuple[Path, ...] = ()) -> str:
+    found = shutil.which("virtiofsd", path=_env(vng, bin_dirs)["PATH"])
+    daemons = [path for path in (found, *VIRTIOFSD_PATHS) if path and os.path.exists(path)]
     return f"{_qemu_version()}|{vng}|{','.join(daemons)}"
 
 
-def virtiofs_fails(vng: Path, cache: Path) -> bool:
-    """Whether an earlier boot here saw virtme-ng fall back from virtio-fs to 9p."""
+def virtiofs_fails(vng: Path, cache: Path, bin_dirs: tuple[Path, ...] = ()) -> bool:
+    """Whether an earlier boot here, with the same daemons, saw virtme-ng fall back from virtio-fs to 9p."""
     memo = cache / "virtiofs-probe.json"
     known = json.loads(memo.read_text()) if memo.exists() else {}
-    return known.get(_virtiofs_key(vng)) is False
+    return known.get(_virtiofs_key(vng, bin_dirs)) is False
 
 
-def remember_virtiofs(vng: Path, cache: Path, console_log: Path) -> None:
+def remember_virtiofs(vng: Path, cache: Path, console_log: Path, bin_dirs: tuple[Path, ...] = ()) -> None:
     """After a boot that was free to try virtio-fs: note it if virtme-ng fell back to 9p."""
     if not console_log.exists() or VIRTIOFS_FALLBACK not in console_log.read_text(errors="replace"):
         return
     memo = cache / "virtiofs-probe.json"
     known = json.loads(memo.read_text()) if memo.exists() else {}
-    known[_virtiofs_key(vng)] = False
+    known[_virtiofs_key(vng, bin_dirs)] = False
     memo.parent.mkdir(parents=True, exist_ok=True)
     memo.write_text(json.dumps(known))
 
 
 def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started: float,
         console_log: Path, timeout: float, cpus: int = 2, memory: str = "2G",
-        guest: str = GUEST_MODULE, force_9p: bool = False) -> VMRun:
+        guest: str = GUEST_MODULE, force_9p: bool = False, bin_dirs: tuple[Path, ...] = ()) -> VMRun:
     """Boot, run the guest plan, stream its output; kernel lines go to `console_log`."""
     plan_path = results / "lab-plan.json"
     plan_path.write_text(json.dumps(plan, indent=1))
@@ -131,7 +134,7 @@ def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started
             time.sleep(0.05)
 
     with console_log.open("w") as log:
-        proc = subprocess.Popen(argv, env=_env(vng), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(argv, env=_env(vng, bin_dirs), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, text=True, errors="replace", cwd=plan["cwd"])
         watcher = threading.Thread(target=watch_first_test, daemon=True)
         watcher.start()
