@@ -115,6 +115,12 @@ def cmd_compare(argv: list[str]) -> int:
     return compare_main(argv)
 
 
+def cmd_finish(argv: list[str]) -> int:
+    from pytest_rdma.report.jsonfile import finish_main
+
+    return finish_main(argv)
+
+
 def cmd_waivers(argv: list[str]) -> int:
     from pytest_rdma.report.waivers import main as waivers_main
 
@@ -127,6 +133,7 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "compare": cmd_compare,
     "waivers": cmd_waivers,
+    "finish": cmd_finish,
 }
 
 
@@ -139,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
               "  coverage  list, per verb, each error and claim of its man page with the checks covering it\n"
               "  compare   compare results files: the claim x driver matrix, regressions and fixes\n"
               "  waivers   draft a driver's expectations file from a results file\n"
+              "  finish    make the final results document from the .jsonl lines of a killed run\n"
               "Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0",
               file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 4
