@@ -84,3 +84,17 @@ def test_killed_run_keeps_its_lines_and_finish_makes_the_document(pytester: pyte
     assert document["devices"]["rxe0"]["driver"] == "rxe"
     # An existing final document is never replaced unless asked.
     assert cli_main(["finish", str(pytester.path / "r.jsonl")]) == 4
+
+
+def test_lab_names_the_results_a_killed_vm_left(tmp_path: Path) -> None:
+    from pytest_rdma.lab import kept_results
+
+    assert kept_results(tmp_path) == f"no check finished: no results in {tmp_path}"
+    lines = tmp_path / "rxe0" / "results.jsonl"
+    lines.parent.mkdir()
+    session = json.dumps({"type": "session", "schema_version": 1})
+    result = json.dumps({"type": "result", "nodeid": "t::a", "outcome": "conforms"})
+    lines.write_text(f"{session}\n{result}\n{result}\n" + result[:20])  # the VM died mid-line
+    assert kept_results(tmp_path) == (
+        f"results of the finished checks are kept in {lines} (2 finished checks); "
+        "'pytest-rdma finish FILE.jsonl' makes the final results document from them")
