@@ -6,6 +6,7 @@ Running the conformance suite itself needs no command of ours: `pytest --rdma-de
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -92,17 +93,24 @@ def cmd_selftest(argv: list[str]) -> int:
         from pytest_rdma.lab import prereqs
 
         prereqs.apt_install([package for package in SELFTEST_PACKAGES if not shutil.which(package)])
-    print("selftest: 1/2 host tests (tests/unit)", flush=True)
+    print("selftest: 1/3 host tests (tests/unit)", flush=True)
     host = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / "unit"),
                            *passthrough], cwd=REPO, check=False).returncode
-    print("selftest: 2/2 lab tests (tests/lab) on rxe0 and siw0", flush=True)
+    print("selftest: 2/3 lab tests (tests/lab) on rxe0 and siw0", flush=True)
     request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES),
                              pytest_args=[str(REPO / "tests" / "lab"), *passthrough],
                              results=options.results / "selftest", cache=options.cache,
                              install=not options.no_install, per_device=False, timeout=options.timeout)
     in_lab = lab.run(request)
-    print(f"selftest: host tests exited {host}, lab tests exited {in_lab}", flush=True)
-    return host or in_lab
+    # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
+    # after the in-VM tests so that only one VM of the self-test runs at a time.
+    print("selftest: 3/3 host-side lab tests (tests/host_lab): one more VM boot", flush=True)
+    host_lab = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                               str(REPO / "tests" / "host_lab"), *passthrough], cwd=REPO, check=False,
+                              env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))).returncode
+    print(f"selftest: host tests exited {host}, lab tests exited {in_lab}, host-side lab tests exited {host_lab}",
+          flush=True)
+    return host or in_lab or host_lab
 
 
 def cmd_coverage(argv: list[str]) -> int:
@@ -117,6 +125,12 @@ def cmd_compare(argv: list[str]) -> int:
     return compare_main(argv)
 
 
+def cmd_finish(argv: list[str]) -> int:
+    from pytest_rdma.report.jsonfile import finish_main
+
+    return finish_main(argv)
+
+
 def cmd_waivers(argv: list[str]) -> int:
     from pytest_rdma.report.waivers import main as waivers_main
 
@@ -129,6 +143,7 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "compare": cmd_compare,
     "waivers": cmd_waivers,
+    "finish": cmd_finish,
 }
 
 
@@ -141,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
               "  coverage  list, per verb, each error and claim of its man page with the checks covering it\n"
               "  compare   compare results files: the claim x driver matrix, regressions and fixes\n"
               "  waivers   draft a driver's expectations file from a results file\n"
+              "  finish    make the final results document from the .jsonl lines of a killed run\n"
               "Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0",
               file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
         return 0 if argv and argv[0] in ("-h", "--help") else 4

@@ -73,6 +73,20 @@ def validate_devices(names: list[str]) -> None:
         raise pytest.UsageError(why)
 
 
+def validate_ports(names: list[str], port: int, gid_index: int) -> None:
+    """A usage error, before any check runs, for a port that is absent or down or a GID index that is empty.
+
+    Without it every check of the device would error in setup with the same message.
+    """
+    from pytest_rdma.provider.device import DeviceNotUsable, check_usable
+
+    for name in names:
+        try:
+            check_usable(name, port, gid_index)
+        except DeviceNotUsable as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rdma_verb(name): the verb a generated check exercises")
@@ -80,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Workers inherit the controller's validated options; validating once is enough.
     if not hasattr(config, "workerinput"):
         validate_devices(names)
+        validate_ports(names, port_of(config), gid_index_of(config))
     config.stash[DEVICES_KEY] = names
     from pytest_rdma import fixtures
 

@@ -105,6 +105,7 @@ def run(request: LabRequest, log: callable = print) -> int:
     unpack_scratch(results)
     if outcome.exit_code is None:
         print(f"lab: error: {vm.boot_failure(outcome, console)}", file=sys.stderr)
+        print(f"lab: {kept_results(results)}", file=sys.stderr)
         return EXIT_LAB_FAILED
     total = time.monotonic() - started
     first = f"{outcome.first_test_s:.1f} s" if outcome.first_test_s is not None else "no test ran"
@@ -113,3 +114,21 @@ def run(request: LabRequest, log: callable = print) -> int:
     (results / "lab-timing.txt").write_text(f"first_test_s={outcome.first_test_s}\ntotal_s={total:.1f}\n"
                                             f"accel={'kvm' if kvm else 'tcg'}\n")
     return outcome.exit_code
+
+
+def kept_results(results: Path) -> str:
+    """What a run that never finished (its VM killed) left on the host: the finished checks' lines."""
+    from pytest_rdma.report.jsonfile import load
+
+    kept = []
+    for lines in sorted(results.glob("*/*.jsonl")):
+        try:
+            count = len(load(lines)["results"])
+        except (OSError, ValueError) as exc:
+            kept.append(f"{lines} (unreadable: {exc})")
+            continue
+        kept.append(f"{lines} ({count} finished checks)")
+    if not kept:
+        return f"no check finished: no results in {results}"
+    return ("results of the finished checks are kept in " + ", ".join(kept)
+            + "; 'pytest-rdma finish FILE.jsonl' makes the final results document from them")

@@ -123,6 +123,19 @@ def usable_gid(ctx: Any, name: str, port: int, gid_index: int) -> Any:
     return gid
 
 
+def check_usable(name: str, port: int, gid_index: int) -> None:
+    """Raise DeviceNotUsable unless `name` has `port` ACTIVE with a GID at `gid_index` (checked once, at start)."""
+    pyverbs_env.require()
+    import pyverbs.device as d
+
+    ctx = d.Context(name=name)
+    try:
+        usable_port(ctx, name, port, ctx.query_device().phys_port_cnt)
+        usable_gid(ctx, name, port, gid_index)
+    finally:
+        ctx.close()
+
+
 class DeviceUnderTest:
     def __init__(self, name: str, port: int = 1, gid_index: int = 0) -> None:
         pyverbs_env.require()

@@ -5,10 +5,16 @@ Written in two forms, only by the controller (workers' records arrive there on t
   line per finished check, flushed at once, so an interrupted run keeps every finished result;
 - at the end, PATH: one JSON document with the devices, the per-driver counts and all results
   in collection order, written to a temporary file and renamed so readers never see half a file.
+  After Ctrl-C it holds the checks that finished; checks cut short are listed as `unfinished`.
+
+A run that never reached its end (killed, or its VM killed) leaves only the lines;
+`pytest-rdma finish PATH.jsonl` makes the final document from them (`finish_main`). A final
+document left by an earlier run is removed at the start, so it is never mistaken for this run's.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
@@ -64,6 +70,7 @@ class JsonResults:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.unlink(missing_ok=True)
         self._lines = lines_path(self.path).open("w", encoding="utf-8")
         self._write({"type": "session", **self.session_facts()})
 
@@ -87,18 +94,25 @@ class JsonResults:
             self._lines = None
         records = sorted(self.results.records, key=lambda r: (self.order.get(r["nodeid"], len(self.order)),
                                                                r["nodeid"]))
-        document = {
-            **self.session_facts(),
-            "finished": _now(),
-            "exitstatus": int(exitstatus),
-            "devices": self.results.identities,
-            "summary": counts(records),
-            "results": records,
-        }
-        temporary = self.path.with_name(self.path.name + f".tmp{os.getpid()}")
-        temporary.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        temporary.replace(self.path)
+        write(self.path, final_document(self.session_facts(), records, self.results.identities,
+                                        exitstatus=int(exitstatus), finished=_now(),
+                                        unfinished=self.results.unfinished))
 
+
+def final_document(session: dict[str, Any], records: list[dict[str, Any]], devices: dict[str, Any],
+                   exitstatus: int | None, finished: str | None, unfinished: list[str]) -> dict[str, Any]:
+    document = {**session, "finished": finished, "exitstatus": exitstatus, "devices": devices,
+                "summary": counts(records), "results": records}
+    if unfinished:
+        document["unfinished"] = list(unfinished)
+    return document
+
+
+def write(path: Path, document: dict[str, Any]) -> None:
+    """Write to a temporary name and rename: readers see no file or a whole one."""
+    temporary = path.with_name(path.name + f".tmp{os.getpid()}")
+    temporary.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    temporary.replace(path)
 
 def load(path: Path) -> dict[str, Any]:
     """A results file, final (.json) or, for an interrupted run, its lines (.jsonl)."""
@@ -128,3 +142,39 @@ def load(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: results schema_version {document.get('schema_version')!r}, "
                          f"this pytest-rdma reads {SCHEMA_VERSION}")
     return document
+
+
+def final_path(lines: Path) -> Path:
+    """results.jsonl -> results.json (the inverse of lines_path)."""
+    if lines.name.endswith(".json.jsonl"):
+        return lines.with_name(lines.name[:-len(".jsonl")])
+    return lines.with_name(lines.name[:-1]) if lines.suffix == ".jsonl" else lines.with_name(lines.name + ".json")
+
+
+def finish_main(argv: list[str]) -> int:
+    """`pytest-rdma finish`: the final document of a run that never reached its end, from its lines."""
+    parser = argparse.ArgumentParser(
+        prog="pytest-rdma finish",
+        description="Make the final results document (docs/results-schema.md) from the .jsonl lines of a run "
+        "that was killed before its end. It holds every check whose line was written; exitstatus and "
+        "finished are null.")
+    parser.add_argument("lines", type=Path, metavar="RESULTS.jsonl")
+    parser.add_argument("-o", "--output", type=Path, metavar="RESULTS.json",
+                        help="where to write it (default: the lines file's name without the final 'l')")
+    parser.add_argument("--force", action="store_true", help="replace an existing final document")
+    options = parser.parse_args(argv)
+    output = options.output or final_path(options.lines)
+    if output.exists() and not options.force:
+        print(f"finish: {output} exists (the run may have ended normally); --force replaces it", file=sys.stderr)
+        return 4
+    try:
+        lines = load(options.lines)
+    except (OSError, ValueError) as exc:
+        print(f"finish: cannot read {options.lines}: {exc}", file=sys.stderr)
+        return 4
+    records = lines.pop("results")
+    devices = lines.pop("devices")
+    session = {key: value for key, value in lines.items() if key not in ("finished", "exitstatus")}
+    write(output, final_document(session, records, devices, exitstatus=None, finished=None, unfinished=[]))
+    print(f"finish: {output}: {len(records)} results from {options.lines}")
+    return 0

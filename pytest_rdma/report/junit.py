@@ -1,29 +1,101 @@
-"""JUnit XML: the drivers under test as testsuite properties (per-test ones: recorder.py)."""
+"""JUnit XML: the drivers under test as testsuite properties, and what only the controller knows.
+
+Per-test properties (driver, verb, claim, ...) are added where the check runs (recorder.py).
+Two kinds of per-test facts exist only where results are written, and are added here:
+- a crashed check: xdist makes its report in the controller, so no worker set its properties;
+  they come from the check's record, rebuilt from its node id and the session's device facts;
+- guard findings (a leak, a kernel fault): they arrive on the teardown report (guard/summary.py).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD, leak_text
+from pytest_rdma.report.record import CRASH_MARK
 from pytest_rdma.report.results import Results
+
+CRASH_WHEN = "???"  # the phase name xdist gives the report of a crashed check
+
+
+def _log_xml(config: pytest.Config) -> Any:
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - pytest moved it; the worker-side properties remain
+        return None
+    return config.stash.get(xml_key, None)
+
+
+def finding_properties(report: pytest.TestReport) -> list[tuple[str, str]]:
+    """JUnit properties for what the guards attached to a teardown report."""
+    props: list[tuple[str, str]] = []
+    leak = report.__dict__.get(LEAK_FIELD)
+    if leak:
+        props.append(("rdma.leak", leak_text(leak)))
+    kernel = report.__dict__.get(KERNEL_LOG_FIELD)
+    if kernel:
+        origin = " (written from user space)" if kernel.get("from_user_space") else ""
+        props.append(("rdma.kernel_log", f"{'/'.join(kernel['kinds'])}{origin}: {kernel['lines'][0]}"))
+    return props
+
+
+def _drop_unnamed_testcases(xml: Any) -> None:
+    """A check cut short (Ctrl-C) after a passing setup has no outcome, but junitxml opened a testcase
+    for it (to count its setup's time) and would write it with no name and no result. Dropped:
+    the file then holds the finished checks, as pytest's counts and the JSON results do."""
+    ordered = getattr(xml, "node_reporters_ordered", None)
+    if ordered is not None:
+        ordered[:] = [reporter for reporter in ordered if "name" in getattr(reporter, "attrs", {"name": ""})]
 
 
 class JunitProperties:
     def __init__(self, results: Results) -> None:
         self.results = results
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # junitxml writes its file only at the end: a run killed before it would leave an earlier
+        # run's file in place, to be read as this one's. No file is the honest state until then.
+        xml = _log_xml(session.config)
+        if xml is not None:
+            Path(xml.logfile).unlink(missing_ok=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Before junitxml, which copies a teardown report's user_properties into the testcase.
+        if report.when == "teardown":
+            found = finding_properties(report)
+            if found:
+                # A new list: in a serial run this one is the item's own.
+                report.user_properties = [*report.user_properties, *found]
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Before junitxml's own sessionfinish, which writes the file.
-        try:
-            from _pytest.junitxml import xml_key
-        except ImportError:  # pragma: no cover - pytest moved it; per-test properties remain
-            return
-        xml = session.config.stash.get(xml_key, None)
+        xml = _log_xml(session.config)
         if xml is None:
             return
+        self._crashed_checks(xml)
+        _drop_unnamed_testcases(xml)
         for device, identity in sorted(self.results.identities.items()):
             for key, value in identity.items():
                 if key != "name":
                     xml.add_global_property(f"rdma.{device}.{key}", str(value))
         drivers = sorted({identity.get("driver", "") for identity in self.results.identities.values()})
         xml.add_global_property("rdma.drivers", ",".join(d for d in drivers if d))
+
+    def _crashed_checks(self, xml: Any) -> None:
+        """The per-test properties of crashed checks, from their records (see the module docstring)."""
+        from pytest_rdma.report.recorder import junit_properties
+
+        crashed = {record["nodeid"]: record for record in self.results.records
+                   if record["when"] == CRASH_WHEN and CRASH_MARK in record.get("message", "")}
+        # A crash report never reaches teardown, so junitxml keeps its testcase open until now.
+        for (nodeid, _worker), reporter in list(xml.node_reporters.items()):
+            record = crashed.get(str(nodeid))  # pytest 9 keys them by a NodeId, printed as the node id
+            if record is None or any(name == "rdma.device" for name, _ in reporter.properties):
+                continue
+            for name, value in junit_properties(record):
+                reporter.add_property(name, value)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, TIMEOUT, UNSUPPORTED, WAIVED, Deviation
 
 SCHEMA_VERSION = 1
@@ -29,6 +30,8 @@ BLOCKED_PREFIX = "blocked:"
 TIMEOUT_MARK = "from pytest-timeout"
 CRASH_MARK = "crashed while running"
 MESSAGE_LIMIT = 4000
+# Guard findings: the report field the guards set at teardown -> the record field it becomes.
+FINDING_FIELDS = {LEAK_FIELD: "leak", KERNEL_LOG_FIELD: "kernel_log"}
 
 
 def severity(outcome: str) -> int:
@@ -173,6 +176,9 @@ def classify(report: pytest.TestReport, exc: BaseException | None, waiver: Mappi
                              "duration": round(float(getattr(report, "duration", 0.0) or 0.0), 6),
                              "reason": "", "expected": "", "observed": "", "details": {},
                              "reproducer": "", "message": "", "waiver": None, "blocked": False}
+    # The guards' findings, whatever the outcome: in report mode they are all there is to see.
+    phase.update({field: report.__dict__[name] for name, field in FINDING_FIELDS.items()
+                  if report.__dict__.get(name)})
     text = report.longreprtext if report.failed else ""
     if report.passed:
         phase["outcome"] = CONFORMS
@@ -261,6 +267,8 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
         "duration": round(sum(float(p.get("duration", 0.0)) for p in phases), 6),
         "worker": worker,
     })
+    for field in FINDING_FIELDS.values():
+        record[field] = next((p[field] for p in phases if p.get(field)), None)
     if decisive.get("ref"):
         record["ref"] = decisive["ref"]
     return record

@@ -31,6 +31,7 @@ class Results:
         self.records: list[dict[str, Any]] = []
         self.identities: dict[str, dict[str, Any]] = {}
         self.sinks: list[Sink] = []
+        self.unfinished: list[str] = []  # checks cut short before pytest reported an outcome for them
         self._pending: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -69,9 +70,19 @@ class Results:
             sink(record)
 
     def finish_pending(self) -> None:
-        """Checks cut short (Ctrl-C) still count with what they reported so far."""
-        for nodeid in list(self._pending):
-            self._finish(nodeid)
+        """Checks cut short (Ctrl-C) count as pytest counts them.
+
+        One whose outcome pytest reported (its call ran, or its setup failed or skipped) and whose
+        teardown was cut short keeps that outcome. One cut short in its call, after a passing setup,
+        has no outcome: pytest counts none, and a setup that passed says nothing about the device.
+        It is listed as unfinished, never recorded as conforming.
+        """
+        for nodeid, (_, phases, _) in list(self._pending.items()):
+            if any(phase["when"] != "setup" or phase["pytest_outcome"] != "passed" for phase in phases):
+                self._finish(nodeid)
+            else:
+                del self._pending[nodeid]
+                self.unfinished.append(nodeid)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

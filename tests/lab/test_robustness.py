@@ -7,10 +7,12 @@ is attributed to the check that caused it and to no other.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import secrets
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +120,9 @@ def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pyte
     # warning from any other.
     nonce = secrets.token_hex(4)
     pytester.makepyfile(test_kernel=KERNEL_TEST.format(ko=kwarn_module(), nonce=nonce, refused=kwarn.REFUSED))
-    result = pytester.runpytest("--rdma-dev", device, "--rdma-kernel-log=fail", "-p", "no:xdist")
+    out = pytester.path / "results.json"
+    result = pytester.runpytest("--rdma-dev", device, "--rdma-kernel-log=fail", "-p", "no:xdist",
+                                f"--rdma-json={out}", f"--junitxml={pytester.path / 'junit.xml'}")
     result.assert_outcomes(passed=3, errors=1)
     result.stdout.fnmatch_lines([f"*KernelFault: kernel fault (warning) logged during this check: WARNING: CPU: * "
                                  f"PID: * at *{kwarn.NAME}.c:* {kwarn.NAME}_init+0x*; {kwarn.MESSAGE} {nonce}"])
@@ -131,6 +135,15 @@ def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pyte
     assert KERNEL_LOG_FIELD not in teardowns["test_quiet_before"].__dict__
     assert KERNEL_LOG_FIELD not in teardowns["test_quiet_after"].__dict__
     assert not Path(f"/sys/module/{kwarn.NAME}").exists()  # the module refused to stay loaded
+    # The same finding in the check's JSON record and JUnit testcase, and on no other check.
+    records = json_records(out)
+    assert records["test_makes_the_kernel_warn"]["kernel_log"] == found
+    assert records["test_makes_the_kernel_warn"]["outcome"] == "error"
+    assert records["test_quiet_before"]["kernel_log"] is None and records["test_quiet_after"]["kernel_log"] is None
+    props = junit_properties(pytester.path / "junit.xml")
+    assert nonce in props["test_makes_the_kernel_warn"]["rdma.kernel_log"]
+    assert props["test_makes_the_kernel_warn"]["rdma.driver"] in ("rxe", "siw")
+    assert "rdma.kernel_log" not in props["test_quiet_before"] and "rdma.kernel_log" not in props["test_quiet_after"]
 
 
 CRASH_TEST = """
@@ -205,19 +218,24 @@ def test_uses_the_device(rdma_dut):
 
 
 @pytest.mark.parametrize("option, message", [
-    ("--rdma-port=7", "DeviceNotUsable: {dev} has no port 7 (*): it has 1 port(s); choose one with --rdma-port N"),
-    ("--rdma-gid-index=200", "DeviceNotUsable: {dev} port 1 has no usable GID at index 200 (*): "
+    ("--rdma-port=7", "{dev} has no port 7 (*): it has 1 port(s); choose one with --rdma-port N"),
+    ("--rdma-gid-index=200", "{dev} port 1 has no usable GID at index 200 (*): "
                              "choose a populated index with --rdma-gid-index N*"),
 ], ids=["no-such-port", "no-such-gid"])
-def test_unusable_port_or_gid_names_the_option(pytester: pytest.Pytester, device: str, option: str,
+def test_unusable_port_or_gid_is_a_usage_error(pytester: pytest.Pytester, device: str, option: str,
                                                message: str) -> None:
     pytester.makepyfile(DEVICE_TEST)
-    result = pytester.runpytest("--rdma-dev", device, option, "-p", "no:xdist")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*" + message.replace("{dev}", device)])
+    # Under xdist: the controller says it once, before any worker starts or any check runs.
+    result = pytester.runpytest_subprocess("--rdma-dev", device, option, "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    expected = message.replace("{dev}", device)
+    result.stderr.fnmatch_lines(["ERROR: " + expected])
+    said = [line for line in result.stdout.lines + result.stderr.lines if fnmatch.fnmatch(line, "*" + expected)]
+    assert len(said) == 1, said
+    assert "test_uses_the_device" not in result.stdout.str()
 
 
-def test_port_down_names_the_option(pytester: pytest.Pytester, device: str) -> None:
+def test_port_down_is_a_usage_error(pytester: pytest.Pytester, device: str) -> None:
     links = json.loads(subprocess.run(["rdma", "-j", "link", "show", f"{device}/1"], capture_output=True,
                                       text=True, check=True).stdout)
     netdev = links[0]["netdev"]
@@ -227,6 +245,30 @@ def test_port_down_names_the_option(pytester: pytest.Pytester, device: str) -> N
         result = pytester.runpytest("--rdma-dev", device, "-p", "no:xdist")
     finally:
         subprocess.run(["ip", "link", "set", netdev, "up"], check=True)
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*DeviceNotUsable: {device} port 1 is not active (state DOWN): "
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {device} port 1 is not active (state DOWN): "
                                  "bring its link up*--rdma-port N"])
+    assert "test_uses_the_device" not in result.stdout.str()
+
+
+def test_leak_is_in_the_json_record_and_junit(pytester: pytest.Pytester, device: str) -> None:
+    # Report mode: the record and the JUnit testcase are where the leak is seen, the check still passes.
+    pytester.makepyfile(test_leak=LEAK_TEST)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest("--rdma-dev", device, "--rdma-leaks=report", "-p", "no:xdist",
+                                f"--rdma-json={out}", f"--junitxml={pytester.path / 'junit.xml'}")
+    result.assert_outcomes(passed=3)
+    records = json_records(out)
+    assert records["test_keeps_a_pd"]["leak"] == {device: {"pd": 1}}
+    assert records["test_keeps_a_pd"]["outcome"] == "conforms"
+    assert records["test_clean_first"]["leak"] is None and records["test_clean_after"]["leak"] is None
+    props = junit_properties(pytester.path / "junit.xml")
+    assert props["test_keeps_a_pd"]["rdma.leak"] == f"{device}: +1 pd"
+    assert "rdma.leak" not in props["test_clean_first"] and "rdma.leak" not in props["test_clean_after"]
+
+
+def junit_properties(path: Path) -> dict[str, dict[str, str]]:
+    """Test name -> its JUnit testcase properties."""
+    cases = ET.parse(path).getroot().iter("testcase")
+    return {case.get("name", "").split("[")[0]: {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+            for case in cases}
