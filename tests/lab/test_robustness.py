@@ -74,6 +74,20 @@ def test_leaked_pd_is_caught_and_blamed_on_its_check(pytester: pytest.Pytester, 
     assert netlink.resource_counts()[device] == before
 
 
+def test_leak_under_two_workers_is_blamed_on_its_check_only(pytester: pytest.Pytester, device: str) -> None:
+    # Two xdist workers share the device, each making objects while the other's check runs: the
+    # guard counts each process's own objects, so only the leaking check is blamed.
+    pytester.makepyfile(test_leak=LEAK_TEST)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess("--rdma-dev", device, "--rdma-leaks=fail", "-n", "2",
+                                           f"--rdma-json={out}")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines([f"*ERROR at teardown of test_keeps_a_pd?{device}?*",
+                                 f"E*ResourceLeak: {device}: +1 pd still counted by the kernel after*"])
+    assert {name: r["outcome"] for name, r in json_records(out).items()} == {
+        "test_clean_first": "conforms", "test_keeps_a_pd": "error", "test_clean_after": "conforms"}
+
+
 def test_report_mode_lists_the_leak_without_failing(pytester: pytest.Pytester, device: str) -> None:
     pytester.makepyfile(test_leak=LEAK_TEST)
     result = pytester.runpytest("--rdma-dev", device, "--rdma-leaks=report", "-p", "no:xdist")
