@@ -84,7 +84,4 @@ def main(plan_path: str) -> int:
 
 
 if __name__ == "__main__":
-    exit_code = main(sys.argv[1])
-    Path(json.loads(Path(sys.argv[1]).read_text())["results"], "lab-exit-code").write_text(f"{exit_code}\n")
-    time.sleep(0.1)
-    sys.exit(exit_code)
+    guest.exit_with(main(sys.argv[1]), sys.argv[1])

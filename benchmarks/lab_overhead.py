@@ -40,7 +40,7 @@ if str(REPO) not in sys.path:
 
 from pytest_rdma import lab  # noqa: E402
 from pytest_rdma.cli import LAB_REPORTS, SUITES  # noqa: E402
-from pytest_rdma.lab import vm  # noqa: E402
+from pytest_rdma.lab import guest, vm  # noqa: E402
 
 CHECKS = [f"{SUITES}/test_verbs.py::test_ibv_modify_qp", f"{SUITES}/test_verbs.py::test_ibv_create_qp_ex"]
 VERBS = ["ibv_modify_qp", "ibv_create_qp_ex"]
@@ -122,7 +122,9 @@ def plan_steps(results: Path, repeat: int, profile: bool) -> list[dict[str, Any]
     suite = [str(SUITES)]
     # As the lab's runner: the first test of the first run is marked for the host's cold-start clock.
     lab_env = {"PYTEST_RDMA_LAB_MARKS": str(results)}
-    steps = [pytest_step(f"lab-{dev}", dev, suite, results / "lab" / dev, ["-n", "0"], console=True, env=lab_env)
+    # With the lab's default crash isolation (one xdist worker), as `pytest-rdma lab` runs.
+    steps = [pytest_step(f"lab-{dev}", dev, suite, results / "lab" / dev, list(guest.CRASH_ISOLATION),
+                         console=True, env=lab_env)
              for dev in ("rxe0", "siw0")]
     steps += [pytest_step(f"suite-n{n}", "rxe0", suite, results / "xdist" / f"n{n}", ["-n", str(n)])
               for n in (0, 2)]

@@ -2,7 +2,7 @@
 
 Roles, one module each:
 - options.py: --rdma-leaks / --rdma-kernel-log (fail, report, off) and their precedence;
-- leaks.py: per device, the kernel's object counts before and after a check;
+- leaks.py: per device, this process's kernel objects before and after a check;
 - kmsg.py: the kernel log, its records and what counts as a fault (pure, plus a reader);
 - kernel_log.py: marks the kernel log before a check and scans it after;
 - findings.py: how a finding is attached (report field, report section, teardown error);
@@ -18,17 +18,6 @@ import pytest
 from pytest_rdma.guard.options import MARK_EXPECTED, add_options, settings
 
 __all__ = ["add_options", "register"]
-
-
-def _xdist_workers(config: pytest.Config) -> int:
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        return int(workerinput.get("workercount", 1))
-    numprocesses = getattr(config.option, "numprocesses", None)
-    dist = getattr(config.option, "dist", "no")
-    if not numprocesses or dist == "no":
-        return 1
-    return numprocesses if isinstance(numprocesses, int) else 2  # "auto"/"logical": assume several
 
 
 def register(config: pytest.Config) -> None:
@@ -49,15 +38,13 @@ def register(config: pytest.Config) -> None:
 
 
 def _register_leaks(config: pytest.Config, mode: str) -> str:
-    if _xdist_workers(config) > 1:
-        # The kernel counts objects per device, not per process: with several workers on one
-        # device, one worker's objects would be blamed on another worker's check.
-        return "rdma guard: leak check off with more than one xdist worker (kernel counts are per device)"
     from pytest_rdma.guard.leaks import LeakGuard
     from pytest_rdma.provider import netlink
 
+    # Per process (each object's owner PID), not the device's totals: xdist workers sharing a
+    # device, or anyone else using it, are never blamed on this process's checks.
     try:
-        netlink.resource_counts()
+        netlink.process_counts()
     except OSError as exc:
         return f"rdma guard: leak check off: {exc}"
     config.pluginmanager.register(LeakGuard(mode), "rdma-guard-leaks")

@@ -6,11 +6,15 @@ function-scoped fixtures are set up and freed inside it. Objects of wider-scoped
 inside that window too (the first check opens the context; the last closes it): their
 change is measured around the fixture itself and taken out, so it is never blamed on a check.
 What remains is what the check left behind.
+
+The counts are this process's own objects on the check's device (netlink.process_counts):
+under xdist each worker sees only what it made, and other processes on a shared machine
+are never blamed. Only the check's device is read: the kernel dumps one device at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Collection, Generator
 from typing import Any, Callable
 
 import pytest
@@ -58,10 +62,15 @@ def leaked(start: Counts, end: Counts, shared: Counts, device: str) -> dict[str,
             if (n := window.get(kind, 0) - owed.get(kind, 0)) > 0}
 
 
+def own_counts(devices: Collection[str]) -> Counts:
+    return netlink.process_counts(devices=devices)
+
+
 class LeakGuard(AfterTeardown):
-    def __init__(self, mode: str, counts: Callable[[], Counts] = netlink.resource_counts) -> None:
+    def __init__(self, mode: str, read: Callable[[Collection[str]], Counts] = own_counts) -> None:
         self.mode = mode
-        self.counts = counts
+        self.read = read
+        self.device = ""  # the current check's device; "" between device checks
         self.start: Counts | None = None
         self.shared: Counts = {}
         self._depth = 0  # nesting of wider-scoped fixture setups: only the outermost is measured
@@ -70,9 +79,13 @@ class LeakGuard(AfterTeardown):
     def _active(self) -> bool:
         return self.start is not None
 
+    def counts(self) -> Counts:
+        return self.read((self.device,)) if self.device else {}
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        self.start, self.shared = (self.counts(), {}) if device_of(item) else (None, {})
+        self.device = device_of(item)
+        self.start, self.shared = (self.counts(), {}) if self.device else (None, {})
         return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -101,9 +114,11 @@ class LeakGuard(AfterTeardown):
     def _check(self, item: pytest.Item, teardown_failed: bool) -> None:
         start, self.start = self.start, None
         device = device_of(item)
-        if start is None or not device:
+        end = self.counts() if start is not None and device else {}
+        self.device = ""
+        if not end:
             return
-        leak = leaked(start, self.counts(), self.shared, device)
+        leak = leaked(start, end, self.shared, device)
         if not leak:
             return
         found = {device: leak}

@@ -3,10 +3,15 @@
 The host hands over a plan (JSON in the results directory, which the VM can write), so
 no shell command is ever built from the user's arguments. The exit code is written
 next to it because it is the one thing the host must not lose.
+
+Two defaults make a lab run robust: the checks run in an xdist worker (`-n 1`), so a
+provider that kills its process costs one result and xdist starts a new worker; and the
+devices' kernel resource counts must be back where they started once pytest has exited.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -17,6 +22,35 @@ import time
 from pathlib import Path
 
 EXIT_DEVICE_FAILED = 3
+EXIT_TESTS_FAILED = 1  # pytest's "some tests failed": a run that leaked is not clean
+
+# One worker: xdist reports a check that killed it as failed (crash) and starts another.
+# xdist's default allows only 4 restarts per worker; a provider that crashes more often
+# should still cost one result per crash, not the rest of the run.
+CRASH_ISOLATION = ["-n", "1", "--max-worker-restart=1000"]
+# Options by which the user has already chosen how (or whether) xdist runs; --pdb and
+# --trace need the terminal, which xdist workers do not have.
+_XDIST_CHOICES = ("-n", "--numprocesses", "--dist", "--tx", "--pdb", "--trace")
+
+
+def chooses_xdist(pytest_args: list[str]) -> bool:
+    """Whether the user's pytest arguments already decide about xdist (then theirs are kept)."""
+    for index, arg in enumerate(pytest_args):
+        name = arg.split("=", 1)[0]
+        if name in _XDIST_CHOICES or (arg.startswith("-n") and not arg.startswith("--")):
+            return True  # -n 2, -n2, -nauto, --numprocesses=2, --dist load...
+        plugin = arg[2:] if arg.startswith("-p") and len(arg) > 2 else (
+            pytest_args[index + 1] if arg == "-p" and index + 1 < len(pytest_args) else "")
+        if plugin.lstrip("=") in ("no:xdist", "xdist"):
+            return True
+    return False
+
+
+def isolation_args(pytest_args: list[str], xdist_available: bool = True) -> list[str]:
+    """What the lab adds to pytest's arguments for crash isolation: CRASH_ISOLATION, or nothing."""
+    if not xdist_available or chooses_xdist(pytest_args):
+        return []
+    return list(CRASH_ISOLATION)
 
 
 def _uptime() -> float:
@@ -29,6 +63,52 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
 
 def _kernel_tail(lines: int = 30) -> str:
     return "\n".join(_run("dmesg").stdout.splitlines()[-lines:])
+
+
+Counts = dict[str, dict[str, int]]
+
+
+def resource_counts(devices: list[str]) -> Counts:
+    """The kernel's per-device counts (pd, cq, qp, mr, ctx...), as `rdma resource` shows them."""
+    from pytest_rdma.provider import netlink
+
+    try:
+        every = netlink.resource_counts()
+    except OSError:
+        return {}
+    return {device: every.get(device, {}) for device in devices}
+
+
+def leftover(before: Counts, after: Counts) -> Counts:
+    """Per device, each kind counted more after the run than before it (pure).
+
+    Whole devices' counts, not one process's: by now pytest has exited, so everything it
+    made (its device contexts included) must be gone. Fewer objects than at the start is
+    not a leak of this run.
+    """
+    out: Counts = {}
+    for device, kinds in after.items():
+        more = {kind: n - before.get(device, {}).get(kind, 0) for kind, n in sorted(kinds.items())}
+        more = {kind: n for kind, n in more.items() if n > 0}
+        if more:
+            out[device] = more
+    return out
+
+
+def resource_report(devices: list[str], before: Counts, after: Counts) -> tuple[dict, list[str]]:
+    """resources.json's content and the lines the lab prints, one per device (pure)."""
+    leaked = leftover(before, after)
+    lines = []
+    for device in devices:
+        if device not in before or device not in after:
+            lines.append(f"{device}: resource counts not readable (no RDMA netlink?)")
+        elif device in leaked:
+            found = ", ".join(f"+{n} {kind}" for kind, n in leaked[device].items())
+            lines.append(f"{device}: LEAKED after the run: {found} (rdma resource; before {before[device]}, "
+                         f"after {after[device]})")
+        else:
+            lines.append(f"{device}: resource counts back to start")
+    return {"before": before, "after": after, "leaked": leaked}, lines
 
 
 def create_devices(devices: list[str], siw_ko: str | None) -> str:
@@ -92,28 +172,42 @@ def main(plan_path: str) -> int:
     env.update(plan.get("env", {}))  # what the host built for the lab's own tests (lab/kwarn.py)
     # Per device: each run's reports describe one driver. Otherwise one run tests them all.
     runs = [[device] for device in plan["devices"]] if plan.get("per_device", True) else [plan["devices"]]
+    xdist = importlib.util.find_spec("xdist") is not None
     worst = 0
     for devices in runs:
         label = "+".join(devices)
         run_dir = results / label
         run_dir.mkdir(parents=True, exist_ok=True)
+        isolation = isolation_args(plan["pytest_args"], xdist)
         argv = [plan["python"], "-m", "pytest", "-p", "no:cacheprovider",
                 *(f"--rdma-dev={device}" for device in devices),
-                f"--junitxml={run_dir / 'junit.xml'}", *plan.get("report_args", []), *plan["pytest_args"]]
+                f"--junitxml={run_dir / 'junit.xml'}", *plan.get("report_args", []), *isolation,
+                *plan["pytest_args"]]
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
         argv = [arg.replace("{results}", str(run_dir)).replace("{scratch}", str(scratch)).replace("{dev}", label)
                 for arg in argv]
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
+        before = resource_counts(devices)
         code = subprocess.run(argv, cwd=plan["cwd"], env=env, check=False).returncode
         keep_scratch(scratch, run_dir)
         print(f"lab: === {label}: pytest exited {code}", flush=True)
+        document, lines = resource_report(devices, before, resource_counts(devices))
+        (run_dir / "resources.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+        for line in lines:
+            print(f"lab: {line}", flush=True)
+        if document["leaked"] and code == 0:
+            code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
         worst = worst or code
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
     return worst
 
 
-if __name__ == "__main__":
-    code = main(sys.argv[1])
-    Path(json.loads(Path(sys.argv[1]).read_text())["results"], "lab-exit-code").write_text(f"{code}\n")
+def exit_with(code: int, plan_path: str) -> None:
+    """Leave the exit code where the host reads it (the VM's own exit status does not reach it), then exit."""
+    Path(json.loads(Path(plan_path).read_text())["results"], "lab-exit-code").write_text(f"{code}\n")
     time.sleep(0.1)
     sys.exit(code)
+
+
+if __name__ == "__main__":
+    exit_with(main(sys.argv[1]), sys.argv[1])

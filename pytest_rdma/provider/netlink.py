@@ -2,7 +2,7 @@
 
 Two facts the suite needs are only there: which kernel driver owns a device (software
 devices such as rxe and siw have no parent device in sysfs to read it from), and the
-per-device resource counts (`rdma resource`) used to find leaks. Reading them directly
+resource counts (`rdma resource`) used to find leaks: per device, or per process. Reading them directly
 avoids parsing the `rdma` tool's output and works without iproute2.
 """
 
@@ -11,13 +11,20 @@ from __future__ import annotations
 import os
 import socket
 import struct
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 NETLINK_RDMA = 20
 RDMA_NL_NLDEV = 5
 RDMA_NLDEV_CMD_GET = 1
 RDMA_NLDEV_CMD_RES_GET = 9
+RDMA_NLDEV_CMD_RES_QP_GET = 10
+RDMA_NLDEV_CMD_RES_CM_ID_GET = 11
+RDMA_NLDEV_CMD_RES_CQ_GET = 12
+RDMA_NLDEV_CMD_RES_MR_GET = 13
+RDMA_NLDEV_CMD_RES_PD_GET = 14
 RDMA_NLDEV_CMD_GET_CHARDEV = 15
+RDMA_NLDEV_CMD_RES_CTX_GET = 22
+RDMA_NLDEV_CMD_RES_SRQ_GET = 23
 
 ATTR_DEV_INDEX = 1
 ATTR_DEV_NAME = 2
@@ -26,9 +33,25 @@ ATTR_RES_SUMMARY = 15
 ATTR_RES_SUMMARY_ENTRY = 16
 ATTR_RES_SUMMARY_ENTRY_NAME = 17
 ATTR_RES_SUMMARY_ENTRY_CURR = 18
+ATTR_RES_QP = 19
+ATTR_RES_QP_ENTRY = 20
+ATTR_RES_PID = 28
+ATTR_RES_KERN_NAME = 29
+ATTR_RES_CM_ID = 30
+ATTR_RES_CM_ID_ENTRY = 31
+ATTR_RES_CQ = 35
+ATTR_RES_CQ_ENTRY = 36
+ATTR_RES_MR = 40
+ATTR_RES_MR_ENTRY = 41
+ATTR_RES_PD = 46
+ATTR_RES_PD_ENTRY = 47
 ATTR_DEV_PROTOCOL = 67
 ATTR_CHARDEV_TYPE = 69
 ATTR_UVERBS_DRIVER_ID = 73
+ATTR_RES_CTX = 86
+ATTR_RES_CTX_ENTRY = 87
+ATTR_RES_SRQ = 88
+ATTR_RES_SRQ_ENTRY = 89
 
 NLM_F_REQUEST = 0x1
 NLM_F_DUMP = 0x300
@@ -63,34 +86,50 @@ def _attr(kind: int, value: bytes) -> bytes:
     return struct.pack("HH", 4 + len(value), kind) + padded
 
 
-def _request(command: int, payload: bytes = b"", dump: bool = True) -> list[dict[int, bytes]]:
-    """Send `command` (a dump, or one request with `payload` attributes); return each reply's attributes."""
+def _open() -> socket.socket:
     try:
         sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_RDMA)
     except (OSError, AttributeError) as exc:
         raise NetlinkUnavailable(f"RDMA netlink is not available: {exc}") from exc
-    with sock:
-        sock.bind((0, 0))
-        msg_type = (RDMA_NL_NLDEV << 10) | command
-        flags = NLM_F_REQUEST | (NLM_F_DUMP if dump else 0)
-        sock.send(struct.pack("IHHII", 16 + len(payload), msg_type, flags, 1, os.getpid()) + payload)
-        replies: list[dict[int, bytes]] = []
-        while True:
-            data = sock.recv(1 << 16)
-            offset = 0
-            while offset + 16 <= len(data):
-                length, kind, _flags, _seq, _pid = struct.unpack_from("IHHII", data, offset)
-                if kind == NLMSG_DONE:
-                    return replies
-                if kind == NLMSG_ERROR:
-                    (err,) = struct.unpack_from("i", data, offset + 16)
-                    if err:
-                        raise NetlinkUnavailable(f"RDMA netlink refused the request: {os.strerror(-err)}")
-                    return replies
-                replies.append(dict(_attrs(data[offset + 16 : offset + length])))
-                offset += (length + 3) & ~3
-            if not dump and replies:
-                return replies
+    sock.bind((0, 0))
+    return sock
+
+
+def parse_replies(data: bytes) -> tuple[list[dict[int, bytes]], bool]:
+    """One recv's worth of netlink messages: each reply's attributes, and whether the answer ended."""
+    replies: list[dict[int, bytes]] = []
+    offset = 0
+    while offset + 16 <= len(data):
+        length, kind, _flags, _seq, _pid = struct.unpack_from("IHHII", data, offset)
+        if kind == NLMSG_DONE:
+            return replies, True
+        if kind == NLMSG_ERROR:
+            (err,) = struct.unpack_from("i", data, offset + 16)
+            if err:
+                raise NetlinkUnavailable(f"RDMA netlink refused the request: {os.strerror(-err)}")
+            return replies, True
+        replies.append(dict(_attrs(data[offset + 16 : offset + length])))
+        offset += (length + 3) & ~3
+    return replies, False
+
+
+def _exchange(sock: socket.socket, command: int, payload: bytes = b"", dump: bool = True,
+              seq: int = 1) -> list[dict[int, bytes]]:
+    msg_type = (RDMA_NL_NLDEV << 10) | command
+    flags = NLM_F_REQUEST | (NLM_F_DUMP if dump else 0)
+    sock.send(struct.pack("IHHII", 16 + len(payload), msg_type, flags, seq, os.getpid()) + payload)
+    replies: list[dict[int, bytes]] = []
+    while True:
+        more, done = parse_replies(sock.recv(1 << 16))
+        replies += more
+        if done or (not dump and replies):
+            return replies
+
+
+def _request(command: int, payload: bytes = b"", dump: bool = True) -> list[dict[int, bytes]]:
+    """Send `command` (a dump, or one request with `payload` attributes); return each reply's attributes."""
+    with _open() as sock:
+        return _exchange(sock, command, payload, dump)
 
 
 def _text(raw: bytes) -> str:
@@ -147,4 +186,66 @@ def resource_counts() -> dict[str, dict[str, int]]:
             if name and len(current) >= 8:
                 per_device[name] = struct.unpack("Q", current[:8])[0]
         counts[_text(attrs[ATTR_DEV_NAME])] = per_device
+    return counts
+
+
+# Per-object dumps (`rdma resource show qp` etc.): summary name -> (command, table, entry).
+# The kernel's summary counts per device; these list each object, and a user-space object
+# carries the PID of the process that made it, so a process can count only its own.
+OBJECT_DUMPS: dict[str, tuple[int, int, int]] = {
+    "qp": (RDMA_NLDEV_CMD_RES_QP_GET, ATTR_RES_QP, ATTR_RES_QP_ENTRY),
+    "cm_id": (RDMA_NLDEV_CMD_RES_CM_ID_GET, ATTR_RES_CM_ID, ATTR_RES_CM_ID_ENTRY),
+    "cq": (RDMA_NLDEV_CMD_RES_CQ_GET, ATTR_RES_CQ, ATTR_RES_CQ_ENTRY),
+    "mr": (RDMA_NLDEV_CMD_RES_MR_GET, ATTR_RES_MR, ATTR_RES_MR_ENTRY),
+    "pd": (RDMA_NLDEV_CMD_RES_PD_GET, ATTR_RES_PD, ATTR_RES_PD_ENTRY),
+    "ctx": (RDMA_NLDEV_CMD_RES_CTX_GET, ATTR_RES_CTX, ATTR_RES_CTX_ENTRY),
+    "srq": (RDMA_NLDEV_CMD_RES_SRQ_GET, ATTR_RES_SRQ, ATTR_RES_SRQ_ENTRY),
+}
+
+
+def owned_by(replies: list[dict[int, bytes]], table: int, entry: int, pid: int) -> int:
+    """How many objects in one device's dump replies belong to process `pid` (pure).
+
+    A dump may span several messages, each with part of the table. Kernel objects carry a
+    name (RDMA_NLDEV_ATTR_RES_KERN_NAME) instead of a PID and are never counted.
+    """
+    count = 0
+    for attrs in replies:
+        for kind, value in _attrs(attrs.get(table, b"")):
+            if kind != entry:
+                continue
+            owner = dict(_attrs(value)).get(ATTR_RES_PID, b"")
+            if len(owner) >= 4 and struct.unpack("I", owner[:4])[0] == pid:
+                count += 1
+    return count
+
+
+def process_counts(pid: int | None = None, devices: Collection[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per device name: how many of each resource process `pid` (default: this one) holds.
+
+    The same shape as resource_counts(), but blind to other processes: with several pytest
+    workers on one device (xdist), or others on a shared machine, each sees only its own.
+    The kernel dumps objects one device at a time (it wants the device index), so this costs
+    one dump per device and kind. `devices` limits it to those names.
+    """
+    pid = os.getpid() if pid is None else pid
+    counts: dict[str, dict[str, int]] = {}
+    with _open() as sock:
+        listing = _exchange(sock, RDMA_NLDEV_CMD_GET, seq=1)
+        seq = 1
+        for attrs in listing:
+            if ATTR_DEV_NAME not in attrs or len(attrs.get(ATTR_DEV_INDEX, b"")) < 4:
+                continue
+            name = _text(attrs[ATTR_DEV_NAME])
+            if devices is not None and name not in devices:
+                continue
+            index = _attr(ATTR_DEV_INDEX, attrs[ATTR_DEV_INDEX][:4])
+            per_device = counts.setdefault(name, {})
+            for kind, (command, table, entry) in OBJECT_DUMPS.items():
+                seq += 1
+                try:
+                    replies = _exchange(sock, command, index, seq=seq)
+                except NetlinkUnavailable:
+                    continue  # an older kernel without this kind's dump (ctx and srq came late)
+                per_device[kind] = owned_by(replies, table, entry, pid)
     return counts

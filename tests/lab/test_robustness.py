@@ -77,6 +77,51 @@ def test_leaked_pd_is_caught_and_blamed_on_its_check(pytester: pytest.Pytester, 
     assert netlink.resource_counts()[device] == before
 
 
+OVERLAP_TEST = """
+import time
+from pathlib import Path
+
+from pyverbs.pd import PD
+
+MARKS = Path({marks!r})
+KEPT = []
+
+
+def wait_for(name):
+    deadline = time.monotonic() + 120
+    while not (MARKS / name).exists():
+        assert time.monotonic() < deadline, f"{{name}} never came: the two checks did not run side by side"
+        time.sleep(0.05)
+
+
+def test_busy_meanwhile(rdma_pd):
+    # Holds a PD while the other worker's check leaks one, and ends only after that leak:
+    # device-wide counts would blame this check for the other's objects.
+    (MARKS / "busy").touch()
+    wait_for("leaked")
+
+
+def test_keeps_a_pd(rdma_dut):
+    wait_for("busy")
+    KEPT.append(PD(rdma_dut.ctx))
+    (MARKS / "leaked").touch()
+"""
+
+
+def test_leak_under_two_workers_is_blamed_on_its_check_only(pytester: pytest.Pytester, device: str) -> None:
+    # Two xdist workers on one device, their checks forced to overlap (xdist deals two tests to two
+    # workers round robin): only the check that leaked is blamed, not the one running beside it.
+    pytester.makepyfile(test_leak=OVERLAP_TEST.format(marks=str(pytester.path)))
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess("--rdma-dev", device, "--rdma-leaks=fail", "-n", "2",
+                                           f"--rdma-json={out}")
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines([f"*ERROR at teardown of test_keeps_a_pd?{device}?*",
+                                 f"E*ResourceLeak: {device}: +1 pd still counted by the kernel after*"])
+    assert {name: r["outcome"] for name, r in json_records(out).items()} == {
+        "test_busy_meanwhile": "conforms", "test_keeps_a_pd": "error"}
+
+
 def test_report_mode_lists_the_leak_without_failing(pytester: pytest.Pytester, device: str) -> None:
     pytester.makepyfile(test_leak=LEAK_TEST)
     result = pytester.runpytest("--rdma-dev", device, "--rdma-leaks=report", "-p", "no:xdist")

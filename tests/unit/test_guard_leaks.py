@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_rdma.guard.findings import leak_text
-from pytest_rdma.guard.leaks import difference, leaked
+from pytest_rdma.guard.leaks import LeakGuard, difference, leaked
 
 # rxe keeps one pd, cq and qp of its own: they are in every count and never change.
 IDLE = {"rxe0": {"pd": 1, "cq": 1, "qp": 1, "mr": 0, "ctx": 0}, "siw0": {"pd": 0, "ctx": 0}}
@@ -52,3 +52,12 @@ def test_freeing_more_than_made_is_not_reported_as_a_leak() -> None:
 
 def test_leak_text_names_device_and_counts() -> None:
     assert leak_text({"rxe0": {"pd": 1, "mr": 2}}) == "rxe0: +2 mr, +1 pd"
+
+
+def test_guard_reads_only_the_current_checks_device() -> None:
+    # The kernel dumps objects one device at a time: reading others would only cost time.
+    asked: list[tuple[str, ...]] = []
+    guard = LeakGuard("fail", read=lambda devices: asked.append(tuple(devices)) or {"rxe0": {"pd": 0}})
+    assert guard.counts() == {} and asked == []  # between device checks nothing is read
+    guard.device = "rxe0"
+    assert guard.counts() == {"rxe0": {"pd": 0}} and asked == [("rxe0",)]

@@ -1,0 +1,55 @@
+"""The lab's in-guest decisions: crash isolation in pytest's argv, and leftover resources (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_rdma.lab.guest import CRASH_ISOLATION, isolation_args, leftover, resource_report
+
+
+@pytest.mark.parametrize("args", [
+    [],
+    ["suites", "-k", "modify_qp"],
+    ["-x", "--rdma-leaks=fail", "suites/test_verbs.py::test_ibv_alloc_pd"],
+    ["-p", "no:randomly", "-k", "not -n"],  # a -k expression is not an option
+], ids=["none", "slice", "options", "other-plugin"])
+def test_lab_default_runs_checks_in_one_restartable_worker(args: list[str]) -> None:
+    assert isolation_args(args) == ["-n", "1", "--max-worker-restart=1000"] == CRASH_ISOLATION
+
+
+@pytest.mark.parametrize("args", [
+    ["-n", "2"], ["-n2"], ["-nauto"], ["-n", "0"], ["--numprocesses=4"], ["--numprocesses", "auto"],
+    ["--dist", "loadfile"], ["--dist=no"], ["-p", "no:xdist"], ["-pno:xdist"], ["--pdb"], ["--trace"],
+    ["--tx", "popen"],
+])
+def test_the_users_own_xdist_choice_is_kept(args: list[str]) -> None:
+    assert isolation_args(["suites", *args]) == []
+
+
+def test_no_isolation_without_xdist_installed() -> None:
+    assert isolation_args([], xdist_available=False) == []
+
+
+IDLE = {"rxe0": {"pd": 1, "cq": 1, "qp": 1, "mr": 0, "ctx": 0}}
+
+
+def test_counts_back_to_start_are_reported_as_such() -> None:
+    document, lines = resource_report(["rxe0"], IDLE, IDLE)
+    assert document == {"before": IDLE, "after": IDLE, "leaked": {}}
+    assert lines == ["rxe0: resource counts back to start"]
+
+
+def test_objects_left_after_the_run_are_a_leak_of_that_device() -> None:
+    after = {"rxe0": {**IDLE["rxe0"], "mr": 2, "ctx": 1}}
+    document, lines = resource_report(["rxe0"], IDLE, after)
+    assert document["leaked"] == {"rxe0": {"ctx": 1, "mr": 2}}
+    assert lines[0].startswith("rxe0: LEAKED after the run: +1 ctx, +2 mr (rdma resource;")
+
+
+def test_fewer_objects_than_at_the_start_is_not_this_runs_leak() -> None:
+    assert leftover(IDLE, {"rxe0": {**IDLE["rxe0"], "pd": 0}}) == {}
+
+
+def test_unreadable_counts_are_said_not_hidden() -> None:
+    _, lines = resource_report(["siw0"], {}, {})
+    assert lines == ["siw0: resource counts not readable (no RDMA netlink?)"]
