@@ -38,7 +38,8 @@ def finding_properties(report: pytest.TestReport) -> list[tuple[str, str]]:
     kernel = report.__dict__.get(KERNEL_LOG_FIELD)
     if kernel:
         origin = " (written from user space)" if kernel.get("from_user_space") else ""
-        props.append(("rdma.kernel_log", f"{'/'.join(kernel['kinds'])}{origin}: {kernel['lines'][0]}"))
+        # Every line: a kernel WARNING's own message (with what identifies it) follows the WARNING line.
+        props.append(("rdma.kernel_log", f"{'/'.join(kernel['kinds'])}{origin}: {'; '.join(kernel['lines'])}"))
     return props
 
 

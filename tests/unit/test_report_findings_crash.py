@@ -16,8 +16,8 @@ from report_helpers import TESTS, make_project
 
 NODE = "test_demo.py::test_ibv_demo"
 LEAK = {"rxe0": {"pd": 1}}
-KERNEL = {"kinds": ["warning"], "lines": ["WARNING: CPU: 0 PID: 7 at demo"], "from_user_space": True,
-          "lost": False}
+KERNEL = {"kinds": ["warning"], "lines": ["WARNING: CPU: 0 PID: 7 at demo", "demo warning 1234"],
+          "from_user_space": True, "lost": False}
 
 # The demo checks, plus a fixture that attaches a finding to the rxe0 deviant check at teardown.
 FINDINGS_TESTS = TESTS.replace("VARIANTS = ", '''@pytest.fixture
@@ -61,7 +61,9 @@ def test_guard_findings_are_in_the_json_record_and_junit(pytester: pytest.Pytest
     assert next(line for line in lines if line.get("nodeid") == found["nodeid"])["leak"] == LEAK
     props = _case_props(pytester.path / "j.xml", "test_ibv_demo[rxe0-keeps-promise-deviant]")
     assert props["rdma.leak"] == "rxe0: +1 pd"
-    assert props["rdma.kernel_log"] == "warning (written from user space): WARNING: CPU: 0 PID: 7 at demo"
+    # The WARNING line and the warning's message, which is what identifies it.
+    assert props["rdma.kernel_log"] == ("warning (written from user space): WARNING: CPU: 0 PID: 7 at demo; "
+                                        "demo warning 1234")
     assert props["rdma.driver"] == "rxe", "the worker-side properties are still there"
     clean = _case_props(pytester.path / "j.xml", "test_ibv_demo[siw0-keeps-promise-deviant]")
     assert "rdma.leak" not in clean and "rdma.kernel_log" not in clean
