@@ -3,7 +3,8 @@
 Per-test properties (driver, verb, claim, ...) are added where the check runs (recorder.py).
 Two kinds of per-test facts exist only where results are written, and are added here:
 - a crashed check: xdist makes its report in the controller, so no worker set its properties;
-  they come from the check's record, rebuilt from its node id and the session's device facts;
+  they come from the check's record, rebuilt from its node id and the session's device facts
+  (the same for a check whose teardown Ctrl-C cut short: junitxml copies properties at teardown);
 - guard findings (a leak, a kernel fault): they arrive on the teardown report (guard/summary.py).
 """
 
@@ -15,10 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD, leak_text
-from pytest_rdma.report.record import CRASH_MARK
 from pytest_rdma.report.results import Results
-
-CRASH_WHEN = "???"  # the phase name xdist gives the report of a crashed check
 
 
 def _log_xml(config: pytest.Config) -> Any:
@@ -78,7 +76,7 @@ class JunitProperties:
         xml = _log_xml(session.config)
         if xml is None:
             return
-        self._crashed_checks(xml)
+        self._unclosed_checks(xml)
         _drop_unnamed_testcases(xml)
         for device, identity in sorted(self.results.identities.items()):
             for key, value in identity.items():
@@ -87,15 +85,19 @@ class JunitProperties:
         drivers = sorted({identity.get("driver", "") for identity in self.results.identities.values()})
         xml.add_global_property("rdma.drivers", ",".join(d for d in drivers if d))
 
-    def _crashed_checks(self, xml: Any) -> None:
-        """The per-test properties of crashed checks, from their records (see the module docstring)."""
+    def _unclosed_checks(self, xml: Any) -> None:
+        """The per-test properties of finished checks that never reached teardown, from their records.
+
+        junitxml copies a check's properties at its teardown report and keeps the testcase open
+        until then. Two kinds of finished check have none: a crashed one (see the module
+        docstring) and one whose teardown Ctrl-C cut short (its outcome was reported).
+        """
         from pytest_rdma.report.recorder import junit_properties
 
-        crashed = {record["nodeid"]: record for record in self.results.records
-                   if record["when"] == CRASH_WHEN and CRASH_MARK in record.get("message", "")}
-        # A crash report never reaches teardown, so junitxml keeps its testcase open until now.
+        self.results.finish_pending()  # idempotent; both sessionfinish hooks are tryfirst, in no set order
+        finished = {record["nodeid"]: record for record in self.results.records}
         for (nodeid, _worker), reporter in list(xml.node_reporters.items()):
-            record = crashed.get(str(nodeid))  # pytest 9 keys them by a NodeId, printed as the node id
+            record = finished.get(str(nodeid))  # pytest 9 keys them by a NodeId, printed as the node id
             if record is None or any(name == "rdma.device" for name, _ in reporter.properties):
                 continue
             for name, value in junit_properties(record):

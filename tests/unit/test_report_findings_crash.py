@@ -85,3 +85,27 @@ def test_crashed_check_has_its_junit_properties(pytester: pytest.Pytester, monke
     # Each property once, not added again by some other path.
     names = [p.get("name") for p in case.iter("property")]
     assert len(names) == len(set(names))
+
+
+# The demo checks, with a fixture whose teardown is interrupted (Ctrl-C) after rxe0's conforming check.
+INTERRUPTED_TESTS = TESTS.replace("VARIANTS = ", '''@pytest.fixture
+def interrupt_teardown(rdma_case, rdma_dut):
+    yield
+    if rdma_dut.name == "rxe0" and rdma_case.variant == "conforming":
+        raise KeyboardInterrupt
+
+
+VARIANTS = ''').replace("def test_ibv_demo(rdma_dut, rdma_case):",
+                         "def test_ibv_demo(rdma_dut, rdma_case, interrupt_teardown):")
+
+
+def test_check_whose_teardown_was_interrupted_keeps_its_junit_properties(pytester: pytest.Pytester) -> None:
+    expect = make_project(pytester, waivers={}, tests=INTERRUPTED_TESTS)
+    # In a subprocess: in-process, the KeyboardInterrupt would end this session too.
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "--rdma-expectations", str(expect),
+                                           "--junitxml", "j.xml")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    # Its outcome was reported before the interruption, so it is a finished check, with its identity.
+    props = _case_props(pytester.path / "j.xml", "test_ibv_demo[rxe0-keeps-promise-conforming]")
+    assert (props["rdma.device"], props["rdma.driver"], props["rdma.case_id"]) == (
+        "rxe0", "rxe", "keeps-promise-conforming")
