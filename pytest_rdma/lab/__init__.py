@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma.lab import kwarn, prereqs, siw, virtiofsd, vm
-from pytest_rdma.lab.guest import SCRATCH_TAR
 from pytest_rdma.lab.prereqs import LabError
 
 DEFAULT_DEVICES = ("rxe0", "siw0")
@@ -48,6 +47,10 @@ def _check_devices(devices: list[str]) -> None:
 
 def unpack_scratch(results: Path) -> None:
     """Each run's files written on the VM's tmpfs (see guest.keep_scratch) back in place."""
+    # Imported here: the VM runs `python -m pytest_rdma.lab.guest`, which must not find itself
+    # already imported by this package (runpy warns, and would run a second copy).
+    from pytest_rdma.lab.guest import SCRATCH_TAR
+
     for packed in sorted(results.glob(f"*/{SCRATCH_TAR}")):
         into = packed.parent.resolve()
         with tarfile.open(packed) as tar:
