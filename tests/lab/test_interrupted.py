@@ -26,7 +26,6 @@ import pytest
 
 from pytest_rdma.cli import main as cli_main
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, TIMEOUT, UNSUPPORTED, WAIVED
-from pytest_rdma.provider.identity import sysfs_devices
 
 REPO = Path(__file__).resolve().parents[2]
 K = 5  # finished checks before the interruption
@@ -35,14 +34,6 @@ OUTCOMES = {CONFORMS, DEVIATES, UNSUPPORTED, WAIVED, CRASH, TIMEOUT, ERROR}
 # A -v line: the node id, then the outcome pytest reports for it.
 VERBOSE_RESULT = re.compile(r"^(\S+::\S+) (PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)\b")
 WAIT_S = 600.0  # for K checks under TCG with other VMs on the machine; far more than they need
-
-
-@pytest.fixture(scope="module")
-def device(pytestconfig: pytest.Config) -> str:
-    name = (pytestconfig.getoption("rdma_dev") or ["rxe0"])[0]
-    if name not in sysfs_devices():
-        pytest.fail(f"these tests run in the lab (pytest-rdma lab -- tests/lab/test_interrupted.py); no {name} here")
-    return name
 
 
 def result_lines(path: Path) -> list[dict[str, Any]]:

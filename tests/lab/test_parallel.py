@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from test_robustness import CRASH_TEST  # the same crashing checks as the crash test there
 
 from pytest_rdma.lab.guest import chooses_xdist, isolation_args
 from pytest_rdma.provider import netlink
-from pytest_rdma.provider.identity import sysfs_devices
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,16 +28,6 @@ PARALLEL_SLICE = "ibv_create_qp_ex or ibv_create_flow or (ibv_query_device and n
 # Every verb family (pd, cq, srq, mr, qp, flow, device queries) but the 404 modify_qp transition
 # checks, which make the same objects as the create_qp ones: about 250 checks, half the suite's time.
 BROAD_SLICE = "not test_ibv_modify_qp"
-
-
-@pytest.fixture(scope="module")
-def device(pytestconfig: pytest.Config) -> str:
-    chosen = pytestconfig.getoption("rdma_dev") or ["rxe0"]
-    name = chosen[0]
-    if name not in sysfs_devices():
-        pytest.fail(f"these tests run in the lab (pytest-rdma lab -- tests/lab/test_parallel.py); "
-                    f"no {name} here")
-    return name
 
 
 def suite_into(pytester: pytest.Pytester) -> None:
@@ -70,31 +60,16 @@ def test_two_workers_give_the_same_outcomes_as_a_serial_run(pytester: pytest.Pyt
     print(f"{len(serial)} checks, same outcomes serial and -n 2: {dict(Counter(serial.values()))}")
 
 
-CRASH_TEST = """
-import os
-import signal
-
-def test_before(rdma_dut):
-    pass
-
-def test_segfaults(rdma_dut):
-    os.kill(os.getpid(), signal.SIGSEGV)  # what a provider bug in the verbs library looks like
-
-def test_after(rdma_dut):
-    pass
-"""
-
-
 def test_lab_default_arguments_make_a_crash_cost_one_result(pytester: pytest.Pytester, device: str) -> None:
     # The arguments the lab adds when the user's own do not choose about xdist.
     lab_args = isolation_args([])
     pytester.makepyfile(test_crash=CRASH_TEST)
     out = pytester.path / "results.json"
     result = pytester.runpytest_subprocess("--rdma-dev", device, f"--rdma-json={out}", *lab_args)
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=1)
     assert {nodeid.split("::")[-1]: outcome for nodeid, outcome in outcomes(out).items()} == {
         f"test_before[{device}]": "conforms", f"test_segfaults[{device}]": "crash",
-        f"test_after[{device}]": "conforms"}
+        f"test_after[{device}]": "conforms", f"test_last[{device}]": "conforms"}
 
 
 def test_the_lab_runs_its_checks_in_an_xdist_worker() -> None:

@@ -21,17 +21,6 @@ import pytest
 from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD
 from pytest_rdma.lab import kwarn
 from pytest_rdma.provider import netlink
-from pytest_rdma.provider.identity import sysfs_devices
-
-
-@pytest.fixture(scope="module")
-def device(pytestconfig: pytest.Config) -> str:
-    chosen = pytestconfig.getoption("rdma_dev") or ["rxe0"]
-    name = chosen[0]
-    if name not in sysfs_devices():
-        pytest.fail(f"these tests run in the lab (pytest-rdma lab -- tests/lab/test_robustness.py); "
-                    f"no {name} here")
-    return name
 
 
 def teardown_reports(result: pytest.RunResult) -> dict[str, Any]:
