@@ -114,6 +114,7 @@ def write(path: Path, document: dict[str, Any]) -> None:
     temporary.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     temporary.replace(path)
 
+
 def load(path: Path) -> dict[str, Any]:
     """A results file, final (.json) or, for an interrupted run, its lines (.jsonl)."""
     text = path.read_text(encoding="utf-8")
