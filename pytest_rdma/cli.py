@@ -15,7 +15,6 @@ from pathlib import Path
 from pytest_rdma import lab
 
 REPO = Path(__file__).resolve().parents[1]
-SUITES = REPO / "suites"
 
 
 def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -71,7 +70,8 @@ def _has_path_arg(args: list[str]) -> bool:
 def cmd_lab(argv: list[str]) -> int:
     own, passthrough = _split_passthrough(argv)
     options = _lab_parser("pytest-rdma lab").parse_args(own)
-    pytest_args = passthrough if _has_path_arg(passthrough) else [str(SUITES), *passthrough]
+    # Without a test path, the plugin runs its packaged suite on the devices the lab names.
+    pytest_args = passthrough
     request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES), pytest_args=pytest_args,
                              results=options.results, cache=options.cache, install=not options.no_install,
                              timeout=options.timeout, report_args=LAB_REPORTS)

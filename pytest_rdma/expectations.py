@@ -1,29 +1,34 @@
 """Expected deviations per provider driver ("waivers"), read from TOML files.
 
-A driver's file lists the deviations it is known to have, each with a reason and a link, so
-a CI gate can tell a known deviation from a new one. Format (one `[[waiver]]` per deviation):
+A driver's file lists the deviations it is known to have, so a CI gate can tell a known
+deviation from a new one. A waiver holds only while the device does what it records:
 
-    driver = "rxe"                       # optional: defaults to the file's stem (rxe.toml -> rxe)
+    driver = "rxe"                        # optional: defaults to the file's stem (rxe.toml -> rxe)
 
     [[waiver]]
-    id = "test_ibv_modify_qp[required-attrs-RC-INIT>RTR-without-AV]"
-    reason = "rxe does not check the address vector on INIT->RTR"     # required
-    link = "ibv_modify_qp(3) DESCRIPTION"                             # required: page or bug URL
-    observed = "returned 0"                                           # optional: what was seen
+    id = "test_ibv_modify_qp[required-attrs-RC-INIT>RTR-without-AV]"   # the check's stable id (* and ? match)
+    reason = "rxe does not check the address vector on INIT->RTR"      # required: why it is expected
+    link = "ibv_modify_qp(3) NOTES"                                    # required: page section or bug URL
+    observed = { returned = "success" }                                # required: what the device did
+    kernel = ">=6.1,<6.2"                                              # optional scopes: version ranges
+    rdma_core = ">=44"
+    firmware = "*"
 
-`id` is the stable id of a check: its test function and case id, without file path or
-device, so one file serves every device of the driver. `*` matches any run of characters and
-`?` one character; everything else (including `[` and `]`) is literal.
+`observed` is compared with the deviation's own observation (an errno, a returned value, a
+field's value): a waived check that deviates in another way is a deviation that says "waived
+X, observed Y". A waiver whose scope excludes the device does not apply. At the end of a run a
+waiver that matched no check is reported stale, and one whose check was not exercised (or is
+unsupported) is refused: a waiver needs an observation to hold.
 
-Anything malformed is a `pytest.UsageError` naming the file and the line, because a CI gate
-that silently ignores a broken waiver file would pass or fail for the wrong reason.
+Anything malformed is a `pytest.UsageError` naming the file and the line: a CI gate that
+silently ignored a broken waiver file would pass or fail for the wrong reason.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,11 +41,36 @@ except ModuleNotFoundError:  # pragma: no cover - older Pythons
     import tomli as tomllib  # type: ignore[no-redef]
 
 SHIPPED_DIR = Path(__file__).with_name("expectations")
-WAIVER_KEYS = {"id", "reason", "link", "observed"}
+SCOPES = ("kernel", "rdma_core", "firmware")
+WAIVER_KEYS = {"id", "reason", "link", "observed", *SCOPES}
 REQUIRED_KEYS = ("id", "reason", "link")
 TOP_LEVEL_KEYS = {"driver", "waiver"}
 _WAIVER_HEADER = re.compile(r"^\s*\[\[\s*waiver\s*\]\]")
 _TOML_LINE = re.compile(r"line (\d+)")
+_RANGE = re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*([0-9][0-9A-Za-z.\-+_]*|\*)\s*$")
+
+
+def version_key(text: str) -> tuple[int, ...]:
+    """"6.1.0-56-amd64" -> (6, 1, 0, 56): the numbers, in order."""
+    return tuple(int(part) for part in re.findall(r"\d+", text))
+
+
+def in_range(version: str, spec: str) -> bool:
+    """Whether `version` satisfies every comparison of `spec` (">=6.1,<6.2"; "*" is anything)."""
+    for part in (p for p in spec.split(",") if p.strip()):
+        found = _RANGE.match(part)
+        if found is None:
+            raise ValueError(f"{part!r} is not a version comparison (e.g. >=6.1)")
+        op, bound = found.group(1) or "==", found.group(2)
+        if bound == "*":
+            continue
+        have, want = version_key(version), version_key(bound)
+        have = have[: len(want)] if op in ("==", "!=") else have
+        ok = {">=": have >= want, "<=": have <= want, ">": have > want, "<": have < want,
+              "==": have == want, "!=": have != want}[op]
+        if not ok:
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -50,26 +80,37 @@ class Waiver:
     pattern: str
     reason: str
     link: str
-    observed: str
+    observed: Mapping[str, Any]
     driver: str
     file: str
     line: int
+    scopes: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
-        return f"{self.file}:{self.line}"
+        return f"{Path(self.file).name}:{self.line}"
 
     def matches(self, stable_id: str) -> bool:
         return _compile(self.pattern).fullmatch(stable_id) is not None
 
+    def applies_to(self, identity: Mapping[str, Any]) -> bool:
+        return all(in_range(str(identity.get(scope, "")), spec) for scope, spec in self.scopes.items())
+
+    def matches_observation(self, observation: Mapping[str, Any]) -> bool:
+        """Every key the waiver records has the value the deviation observed."""
+        return all(str(observation.get(key)) == str(value) for key, value in self.observed.items())
+
+    def observed_text(self) -> str:
+        return ", ".join(f"{key} = {value}" for key, value in self.observed.items())
+
     def as_dict(self) -> dict[str, Any]:
-        return {"pattern": self.pattern, "reason": self.reason, "link": self.link,
-                "observed": self.observed, "file": self.file, "line": self.line}
+        return {"pattern": self.pattern, "reason": self.reason, "link": self.link, "observed": dict(self.observed),
+                "file": Path(self.file).name, "line": self.line, "scopes": dict(self.scopes)}
 
 
 @dataclass
 class Expectations:
-    """Waivers by driver; the first matching waiver of a driver applies."""
+    """Waivers by driver; the first waiver of the driver that matches the check and the device applies."""
 
     by_driver: dict[str, list[Waiver]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
@@ -78,21 +119,42 @@ class Expectations:
         for waiver in waivers:
             self.by_driver.setdefault(waiver.driver, []).append(waiver)
 
-    def find(self, driver: str, stable_id: str) -> Waiver | None:
-        for waiver in self.by_driver.get(driver, ()):
-            if waiver.matches(stable_id):
+    def find(self, info: Mapping[str, Any]) -> Waiver | None:
+        identity = info.get("identity") or {}
+        for waiver in self.by_driver.get(info.get("driver", ""), ()):
+            if waiver.matches(info["stable_id"]) and waiver.applies_to(identity):
                 return waiver
         return None
+
+    def all(self) -> list[Waiver]:
+        return [waiver for waivers in self.by_driver.values() for waiver in waivers]
 
     def __len__(self) -> int:
         return sum(len(waivers) for waivers in self.by_driver.values())
 
 
+def review(expectations: Expectations, records: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Waivers of the drivers this run tested that matched no check ("stale"), or only checks that were
+    not exercised or unsupported ("refused": nothing was observed for them to hold on)."""
+    records = list(records)
+    drivers = {r.get("driver") for r in records if r.get("driver")}
+    stale, refused = [], []
+    for waiver in expectations.all():
+        if waiver.driver not in drivers:
+            continue
+        hits = [r for r in records if r.get("driver") == waiver.driver and waiver.matches(r.get("stable_id", ""))
+                and waiver.applies_to(r.get("identity") or {})]
+        if not hits:
+            stale.append({**waiver.as_dict(), "why": "it matched no check of this run"})
+        elif all(r.get("outcome") in ("unsupported", "not exercised") for r in hits):
+            refused.append({**waiver.as_dict(), "why": f"its check was {hits[0]['outcome']}: "
+                                                       f"{hits[0].get('reason', '')}"})
+    return {"stale": stale, "refused": refused}
+
+
 @functools.cache
 def _compile(pattern: str) -> re.Pattern[str]:
     # Not fnmatch: test ids contain "[...]", which fnmatch would read as a character class.
-    # Cached: every check of a driver is matched against all its waivers (issue 6 measured the
-    # uncached translation at ~1 M re.escape calls for 468 checks).
     return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
 
 
@@ -113,8 +175,7 @@ def parse(text: str, path: Path) -> list[Waiver]:
         raise _fail(path, int(found.group(1)) if found else 1, str(exc)) from None
     unknown = sorted(set(data) - TOP_LEVEL_KEYS)
     if unknown:
-        raise _fail(path, _line_of_key(text, unknown[0]),
-                    f"unknown key {unknown[0]!r} (allowed: driver, [[waiver]])")
+        raise _fail(path, _line_of_key(text, unknown[0]), f"unknown key {unknown[0]!r} (allowed: driver, [[waiver]])")
     driver = data.get("driver", path.stem)
     if not isinstance(driver, str) or not driver:
         raise _fail(path, _line_of_key(text, "driver"), "'driver' must be a non-empty string")
@@ -122,12 +183,8 @@ def parse(text: str, path: Path) -> list[Waiver]:
     if not isinstance(entries, list):
         raise _fail(path, _line_of_key(text, "waiver"), "'waiver' must be an array of tables: [[waiver]]")
     lines = _waiver_lines(text)
-    waivers: list[Waiver] = []
     seen: dict[str, int] = {}
-    for index, entry in enumerate(entries):
-        line = lines[index] if index < len(lines) else 1
-        waivers.append(_waiver(entry, driver, path, line, seen))
-    return waivers
+    return [_waiver(entry, driver, path, lines[i] if i < len(lines) else 1, seen) for i, entry in enumerate(entries)]
 
 
 def _waiver(entry: Any, driver: str, path: Path, line: int, seen: dict[str, int]) -> Waiver:
@@ -135,8 +192,7 @@ def _waiver(entry: Any, driver: str, path: Path, line: int, seen: dict[str, int]
         raise _fail(path, line, "each [[waiver]] must be a table")
     unknown = sorted(set(entry) - WAIVER_KEYS)
     if unknown:
-        allowed = ", ".join(sorted(WAIVER_KEYS))
-        raise _fail(path, line, f"[[waiver]] has unknown key {unknown[0]!r} (allowed: {allowed})")
+        raise _fail(path, line, f"[[waiver]] has unknown key {unknown[0]!r} (allowed: {', '.join(sorted(WAIVER_KEYS))})")
     for key in REQUIRED_KEYS:
         value = entry.get(key)
         if not isinstance(value, str) or not value.strip():
@@ -144,15 +200,24 @@ def _waiver(entry: Any, driver: str, path: Path, line: int, seen: dict[str, int]
                    "link": "give the man page section or the bug URL the waiver rests on",
                    "id": "name the check it waives (stable id, e.g. test_ibv_modify_qp[claim-variant])"}[key]
             raise _fail(path, line, f"[[waiver]] needs a non-empty string {key!r}: {why}")
-    observed = entry.get("observed", "")
-    if not isinstance(observed, str):
-        raise _fail(path, line, "'observed' must be a string")
+    observed = entry.get("observed")
+    if not isinstance(observed, dict) or not observed:
+        raise _fail(path, line, "[[waiver]] needs 'observed', a table of what the device did, e.g. "
+                                "observed = { errno = \"EINVAL\" } (copy it from the deviation's observation)")
+    scopes = {scope: entry[scope] for scope in SCOPES if scope in entry}
+    for scope, spec in scopes.items():
+        try:
+            if not isinstance(spec, str):
+                raise ValueError("it must be a string")
+            in_range("0", spec)
+        except ValueError as exc:
+            raise _fail(path, line, f"{scope} = {spec!r}: {exc}") from None
     pattern = entry["id"].strip()
     if pattern in seen:
         raise _fail(path, line, f"waiver for {pattern!r} repeats the one at line {seen[pattern]}")
     seen[pattern] = line
-    return Waiver(pattern, entry["reason"].strip(), entry["link"].strip(), observed.strip(), driver,
-                  str(path), line)
+    return Waiver(pattern, entry["reason"].strip(), entry["link"].strip(), dict(observed), driver, str(path), line,
+                  scopes)
 
 
 def _line_of_key(text: str, key: str) -> int:
@@ -169,12 +234,8 @@ def load_file(path: Path) -> list[Waiver]:
     except OSError as exc:
         raise pytest.UsageError(f"--rdma-expectations {path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise _fail(path, text_line_of_offset(path, exc.start), "not UTF-8 text") from None
+        raise _fail(path, path.read_bytes()[: exc.start].count(b"\n") + 1, "not UTF-8 text") from None
     return parse(text, path)
-
-
-def text_line_of_offset(path: Path, offset: int) -> int:
-    return path.read_bytes()[:offset].count(b"\n") + 1
 
 
 def load(paths: Iterable[str | Path] | None) -> Expectations:
@@ -189,5 +250,5 @@ def load(paths: Iterable[str | Path] | None) -> Expectations:
             raise pytest.UsageError(f"--rdma-expectations {entry}: no such file or directory")
         for path in files:
             expectations.add(load_file(path))
-            expectations.sources.append(str(path))
+            expectations.sources.append(path.name if entry == SHIPPED_DIR else str(path))
     return expectations

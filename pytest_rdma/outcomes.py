@@ -1,16 +1,19 @@
-"""How a check ends, in the suite's vocabulary.
+"""How a check ends, in the suite's vocabulary, with the evidence that decided it.
 
-A check returns when the device conforms. Otherwise it raises one of these, which the
-plugin turns into a pytest outcome and a classified result:
+A check returns when the device conforms: the calls it recorded are the evidence. Otherwise
+it raises one of these, which the plugin turns into a pytest outcome and a classified result:
 
-- `Deviation`: the device did not do what the page promises (a failed test);
-- `Unsupported`: the device does not advertise what the claim needs (a skip, with the
-  capability named, decided from what the device advertises, never from an errno);
-- `Blocked`: the check cannot run on this system at all (no provider of its API family).
+- `Deviation`: the device did not do what the source promises; `observation` is the
+  structured fact (an errno, a value) that a waiver must match to hold;
+- `Unsupported`: the device's attributes say it lacks what the claim needs; `capability`
+  names the attribute and the value it reports;
+- `NotExercised`: this setup could not reach the claim's precondition; never a pass;
+- `Blocked`: no check of this API family can run on this system at all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,39 +21,48 @@ from typing import Any
 CONFORMS = "conforms"
 DEVIATES = "deviates"
 UNSUPPORTED = "unsupported"
+NOT_EXERCISED = "not exercised"
 WAIVED = "waived"
 CRASH = "crash"
 TIMEOUT = "timeout"
 ERROR = "error"
-OUTCOMES = (CONFORMS, DEVIATES, UNSUPPORTED, WAIVED, CRASH, TIMEOUT, ERROR)
+OUTCOMES = (CONFORMS, DEVIATES, UNSUPPORTED, NOT_EXERCISED, WAIVED, CRASH, TIMEOUT, ERROR)
 
 
 @dataclass
 class Deviation(AssertionError):
-    """The page promises `expected`; the device did `observed`."""
+    """The source promises `expected`; the device did `observed`."""
 
-    ref: str                     # e.g. "ibv_modify_qp(3) NOTES"
     expected: str
     observed: str
-    details: dict[str, Any] = field(default_factory=dict)
-    reproducer: str = ""
+    observation: Mapping[str, Any] = field(default_factory=dict)  # {"errno": "EINVAL"}, {"returned": 0}, ...
+    ref: str = ""  # the source, when it is not the case's own (a precondition's page)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    call: int | None = None  # index of the decisive call in the check's log
 
     def __post_init__(self) -> None:
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        lines = [f"deviation from {self.ref}", f"  expected: {self.expected}", f"  observed: {self.observed}"]
-        for key, value in self.details.items():
-            lines.append(f"  {key}: {value}")
+        lines = [f"expected: {self.expected}", f"observed: {self.observed}"]
+        lines += [f"{key}: {value}" for key, value in self.details.items()]
         return "\n".join(lines)
 
 
 class Unsupported(Exception):
-    """The device does not advertise a capability the claim needs."""
+    """The device does not advertise what the claim needs: `capability` says which attribute and value."""
 
     def __init__(self, capability: str) -> None:
         super().__init__(capability)
         self.capability = capability
+
+
+class NotExercised(Exception):
+    """The claim's precondition could not be reached here; `reason` says what failed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Blocked(Exception):

@@ -1,101 +1,111 @@
-"""pytest-rdma's pytest plugin: options, device selection, the report header.
+"""pytest-rdma's pytest plugin: settings, device selection, the suite, the report header.
 
-Precedence for the device list: --rdma-dev on the command line, else the `rdma_devices`
-ini setting, else the RDMA_DEV environment variable (comma separated).
+Hooks only: each role lives in its own module (settings.py, generate.py, fixtures.py,
+report/, guard/). Errors a user can make (no device named, a device that is not there, a
+bad option value) are usage errors, pytest's exit 4, in one line that says what to do.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Any
+from pathlib import Path
 
 import pytest
 
-from pytest_rdma import guard, report
-from pytest_rdma.provider import pyverbs_env
-from pytest_rdma.provider.identity import sysfs_devices
+from pytest_rdma import generate, guard, report, settings
+from pytest_rdma.catalogue.index import Catalogue
+from pytest_rdma.catalogue.model import Verb
+from pytest_rdma.catalogue.validate import CatalogueError, validate
+from pytest_rdma.kinds.load import known_kinds
+from pytest_rdma.selection import device_list, no_device_error, validate_devices
 
-HELP_DEV = "RDMA device to test (repeatable: every device-using check runs once per device), e.g. rxe0"
-HELP_PORT = "port number of the device to use (default 1)"
-HELP_GID = "GID table index to use for address vectors (default 0)"
+SUITE_PACKAGE = "pytest_rdma.suites"
 
-DEVICES_KEY = pytest.StashKey[list]()
+
+def suite_dir() -> Path:
+    """Where the packaged suite is (the checkout's suites/, or site-packages/pytest_rdma/suites)."""
+    spec = importlib.util.find_spec(SUITE_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise pytest.UsageError(f"the packaged suite {SUITE_PACKAGE} is missing: reinstall pytest-rdma")
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("rdma", "RDMA verbs conformance (pytest-rdma)")
-    group.addoption("--rdma-dev", action="append", dest="rdma_dev", metavar="NAME", default=None, help=HELP_DEV)
-    group.addoption("--rdma-port", dest="rdma_port", type=int, metavar="N", default=None, help=HELP_PORT)
-    group.addoption("--rdma-gid-index", dest="rdma_gid_index", type=int, metavar="N", default=None, help=HELP_GID)
-    parser.addini("rdma_devices", HELP_DEV, type="linelist", default=[])
-    parser.addini("rdma_port", HELP_PORT, default="1")
-    parser.addini("rdma_gid_index", HELP_GID, default="0")
-    report.add_options(parser)
-    guard.add_options(parser)
+    settings.add_options(parser)
 
 
-def chosen_devices(config: pytest.Config) -> list[str]:
-    names = config.getoption("rdma_dev") or config.getini("rdma_devices")
-    if not names and os.environ.get("RDMA_DEV"):
-        names = [n.strip() for n in os.environ["RDMA_DEV"].split(",") if n.strip()]
-    # "--rdma-dev rxe0,siw0" is accepted too; order is kept, duplicates dropped.
-    flat = [n.strip() for name in names for n in name.split(",") if n.strip()]
-    return list(dict.fromkeys(flat))
-
-
-def port_of(config: pytest.Config) -> int:
-    value = config.getoption("rdma_port")
-    return int(value if value is not None else config.getini("rdma_port"))
-
-
-def gid_index_of(config: pytest.Config) -> int:
-    value = config.getoption("rdma_gid_index")
-    return int(value if value is not None else config.getini("rdma_gid_index"))
-
-
-def validate_devices(names: list[str]) -> None:
-    """A usage error, naming what to do, for devices that cannot be tested here."""
-    if not names:
-        return
-    existing = sysfs_devices()
-    if not existing:
-        raise pytest.UsageError(
-            f"--rdma-dev {','.join(names)}: this host has no RDMA devices (/sys/class/infiniband is empty "
-            "or missing).\nLoad a provider driver, or run './pytest-rdma lab' to test Soft-RoCE (rxe) "
-            "and soft-iWARP (siw) in a VM.")
-    unknown = [name for name in names if name not in existing]
-    if unknown:
-        raise pytest.UsageError(
-            f"unknown RDMA device {', '.join(unknown)}; devices on this host: {', '.join(existing)}.\n"
-            "Pass one of them with --rdma-dev NAME.")
-    why = pyverbs_env.problem()
-    if why:
-        raise pytest.UsageError(why)
-
-
-def validate_ports(names: list[str], port: int, gid_index: int) -> None:
-    """A usage error, before any check runs, for a port that is absent or down or a GID index that is empty.
-
-    Without it every check of the device would error in setup with the same message.
-    """
-    from pytest_rdma.provider.device import DeviceNotUsable, check_usable
+def validate_ports(names: tuple[str, ...], catalogue: Catalogue, port: int, gid_index: int) -> None:
+    """A usage error, before any check runs, for a port that is absent or down or a GID index that is empty."""
+    from pytest_rdma.provider.device import DeviceNotUsable, DeviceUnderTest
 
     for name in names:
         try:
-            check_usable(name, port, gid_index)
+            DeviceUnderTest(name, catalogue, port, gid_index).close()
         except DeviceNotUsable as exc:
             raise pytest.UsageError(str(exc)) from None
+
+
+def load_extra(specs: tuple[str, ...]) -> tuple[Verb, ...]:
+    """The Verb records named by `specs` ("module.path:NAME")."""
+    verbs: list[Verb] = []
+    for spec in specs:
+        module_name, _, attr = spec.partition(":")
+        try:
+            value = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise pytest.UsageError(f"rdma_catalogue_extra = {spec!r}: cannot load it ({exc})") from None
+        found = [value] if isinstance(value, Verb) else value
+        if not isinstance(found, (list, tuple)) or not found or not all(isinstance(v, Verb) for v in found):
+            raise pytest.UsageError(f"rdma_catalogue_extra = {spec!r}: is neither a Verb nor a sequence of Verbs")
+        verbs += found
+    return tuple(verbs)
+
+
+def catalogue_of(options: settings.Settings) -> Catalogue:
+    """pytest_rdma.verbs plus the extra descriptions, validated together."""
+    from pytest_rdma.verbs import CATALOGUE
+
+    verbs = CATALOGUE + load_extra(options.catalogue_extra)
+    try:
+        validate(verbs, kinds=known_kinds())
+    except CatalogueError as exc:
+        raise pytest.UsageError(f"rdma_catalogue_extra: {exc}") from None
+    return Catalogue.of(verbs)
+
+
+def targets_suite(config: pytest.Config) -> bool:
+    """Whether the run's arguments name the packaged suite (its directory, a file in it, or its package)."""
+    here = suite_dir().resolve()
+    for arg in config.args:
+        path = Path(str(arg).split("::")[0])
+        if str(arg).startswith(SUITE_PACKAGE):
+            return True
+        try:
+            resolved = (config.invocation_params.dir / path).resolve()
+        except OSError:
+            continue
+        if resolved == here or here in resolved.parents:
+            return True
+    return False
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rdma_verb(name): the verb a generated check exercises")
-    names = chosen_devices(config)
-    # Workers inherit the controller's validated options; validating once is enough.
-    if not hasattr(config, "workerinput"):
-        validate_devices(names)
-        validate_ports(names, port_of(config), gid_index_of(config))
-    config.stash[DEVICES_KEY] = names
+    options = settings.read(config)
+    config.stash[settings.SETTINGS] = options
+    catalogue = catalogue_of(options)
+    generate.activate(catalogue)
+    # `pytest --rdma-dev=rxe0` with no test path (and no testpaths setting): the packaged suite.
+    if options.devices and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
+        config.args[:] = [str(suite_dir())]
+    if not hasattr(config, "workerinput"):  # workers inherit the controller's validated options
+        if not options.devices and targets_suite(config) and not config.option.collectonly:
+            raise no_device_error()
+        validate_devices(options.devices)
+        if not config.option.collectonly:
+            validate_ports(options.devices, catalogue, options.port, options.gid_index)
     from pytest_rdma import fixtures
 
     config.pluginmanager.register(fixtures, "rdma-fixtures")
@@ -104,14 +114,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    names = config.stash.get(DEVICES_KEY, [])
-    if not names:
-        found = ", ".join(sysfs_devices()) or "none"
-        return [f"rdma: no device chosen (--rdma-dev NAME); devices on this host: {found}"]
+    options = settings.get(config)
+    if not options.devices:
+        return [f"rdma: no device chosen (--rdma-dev NAME); devices on this host: {device_list()}"]
     from pytest_rdma.provider.describe import describe
 
-    lines = [f"rdma: port {port_of(config)}, gid index {gid_index_of(config)}"]
-    for name in names:
+    lines = [f"rdma: port {options.port}, gid index {options.gid_index}"]
+    for name in options.devices:
         lines.append("rdma: " + describe(name).header_line())
     return lines
 
@@ -119,17 +128,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "rdma_dut" not in metafunc.fixturenames:
         return
-    names = metafunc.config.stash.get(DEVICES_KEY, [])
+    names = settings.get(metafunc.config).devices
     if names:
-        metafunc.parametrize("rdma_dut", names, indirect=True, scope="session", ids=names)
-
-
-def device_param(request: Any) -> str:
-    name = getattr(request, "param", None)
-    if name is None:
-        found = ", ".join(sysfs_devices()) or "none"
-        pytest.skip(f"no RDMA device chosen: pass --rdma-dev NAME (devices on this host: {found})")
-    return name
+        metafunc.parametrize("rdma_dut", names, indirect=True, scope="session", ids=list(names))
 
 
 _first_test_marked = False
@@ -137,7 +138,7 @@ _first_test_marked = False
 
 def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
     # The lab measures cold start to the first test from the host: it watches for this file.
-    # Checked once per process, not per test: in the lab each check is a 9p round trip.
+    # Checked once per process, not per test: in the lab each check is a round trip to the share.
     global _first_test_marked
     marks = os.environ.get("PYTEST_RDMA_LAB_MARKS")
     if marks and not _first_test_marked:

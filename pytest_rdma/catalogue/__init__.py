@@ -1,1 +1,4 @@
-"""The catalogue's vocabulary, flag sets and self-validation (the data lives in pytest_rdma.verbs)."""
+"""The catalogue's vocabulary (model.py), its index (index.py) and validation (validate.py).
+
+The data itself lives in pytest_rdma/verbs.py.
+"""

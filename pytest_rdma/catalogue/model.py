@@ -1,63 +1,240 @@
-"""The vocabulary of the verb catalogue.
+"""The vocabulary of the verb catalogue (pytest_rdma/verbs.py).
 
-`pytest_rdma/verbs.py` describes each verb with these small frozen records. They are
-pure data: nothing here imports pytest or pyverbs, so the catalogue can be loaded,
-validated and rendered (coverage, docs) on a host with no RDMA stack at all.
+Every record here is a small frozen dataclass of plain data: nothing imports pytest, ctypes
+or libibverbs, so the catalogue can be loaded, validated and rendered (coverage, reports) on
+a host with no RDMA stack at all.
+
+A verb entry says how to call the verb (its parameters, with a default for each), what it
+returns and how it fails, and what its page promises (claims). A claim names a kind (how
+such a promise is checked) and gives the kind its data: the arguments that vary, what to
+expect, which device capability it needs, which transports it applies to and which layer
+decides it. Arguments are *values* (below): literals, flag names, or references resolved on
+the device at run time, so a claim is data even when its argument depends on the device.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Union
 
-# How a verb reports failure (see each page's RETURN VALUE section).
-RETURNS_ERRNO = "errno"            # 0 on success, an errno value on failure
-RETURNS_POINTER = "pointer"        # an object, or NULL with errno set
-RETURNS_VOID = "void"              # cannot fail
-RETURNS_COUNT = "count"            # >= 0 on success, -1 (or negative) with errno set
-RETURN_CONVENTIONS = (RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, RETURNS_COUNT)
-
+# --- how a verb reports failure (each page's RETURN VALUE) -------------------------------
+RETURNS_ERRNO = "errno"  # 0 on success, a positive errno value on failure
+RETURNS_POINTER = "pointer"  # an object, or NULL with errno set
+RETURNS_COUNT = "count"  # >= 0 on success (a count or an index), -1 (negative) on failure
+RETURNS_NEG_ERRNO = "neg-errno"  # >= 0 on success, a negative errno value on failure
+RETURNS_VOID = "void"  # cannot fail
+RETURNS_VALUE = "value"  # a value that is not a status (a string, a rate, a GUID)
+RETURN_CONVENTIONS = (
+    RETURNS_ERRNO,
+    RETURNS_POINTER,
+    RETURNS_COUNT,
+    RETURNS_NEG_ERRNO,
+    RETURNS_VOID,
+    RETURNS_VALUE,
+)
 DIRECTIONS = ("in", "out", "inout")
+
+# --- transports a rule applies to --------------------------------------------------------
+# "roce" is the InfiniBand transport over Ethernet: IB rules (P_Keys, Q_Keys, the IB QP state
+# table) apply to it; iWARP devices are judged by the verbs that iWARP defines, not by those.
+TRANSPORTS = ("ib", "roce", "iwarp")
+IB_TRANSPORTS = ("ib", "roce")
+
+# --- the layer that decides a claim's outcome -------------------------------------------
+# "libibverbs": the library or a static inline of verbs.h answers before any provider code;
+# "kernel": uverbs or ib_core answers before the driver; "provider": the user-space provider
+# or its kernel driver. Only the provider's verdicts count towards its score.
+LAYERS = ("provider", "kernel", "libibverbs")
+
+# --- where a rule comes from -------------------------------------------------------------
+SOURCE_KINDS = ("man", "ibta", "iwarp", "kernel", "header")
 
 
 @dataclass(frozen=True)
+class Source:
+    """A citation: a man page section, or the IBTA specification, the iWARP RFCs, the kernel."""
+
+    kind: str  # one of SOURCE_KINDS
+    ref: str  # "ibv_modify_qp(3)", "IBTA Vol. 1 r1.7 §11.2.5.2", "RFC 5040", "drivers/infiniband/core/verbs.c"
+    section: str = ""  # for a man page: "NOTES", "DESCRIPTION", ...
+
+    @property
+    def text(self) -> str:
+        return f"{self.ref} {self.section}".strip()
+
+
+# --- values: what an argument, a struct field or an expectation is set to ---------------
+@dataclass(frozen=True)
+class Need:
+    """A resource the call needs, made the one way the catalogue makes that kind.
+
+    `spec` picks among the ways the maker can be parametrized (e.g. {"qp_type": "IBV_QPT_UD"});
+    `state` asks for a resource moved to that state first (a QP in "RTS"). Two Needs with the
+    same kind, spec, state and `label` in one check are the same object.
+    """
+
+    kind: str
+    state: str = ""
+    spec: Mapping[str, object] = field(default_factory=dict)
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Dev:
+    """A fact of the device under test, read at session start: `attr.max_qp_wr`, `port.active_mtu`.
+
+    Roots: attr (ibv_device_attr), attr_ex (ibv_device_attr_ex), port (ibv_port_attr of the
+    chosen port), gid (the chosen GID, raw), port_num, gid_index, name. `times` and `plus`
+    derive a value from it (a limit + 1 is out of range).
+    """
+
+    path: str
+    plus: int = 0
+    times: int = 1
+
+
+@dataclass(frozen=True)
+class Var:
+    """The value of one of the claim's axes (`over`) for this case."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Arg:
+    """What this call was given at an argument path: an expectation compares with it."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Ref:
+    """The result of an earlier step of the same check, or a field of it: `Ref("qp", "qp_num")`."""
+
+    step: str
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class Flags:
+    """An OR of flag names and bit numbers: how a mask with an undefined bit is written."""
+
+    names: tuple[str, ...] = ()
+    bits: tuple[object, ...] = ()  # bit numbers (ints, or a Var of an axis)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """Memory the check allocates (zeroed, page aligned) and frees: `addr` of ibv_reg_mr."""
+
+    size: Union[int, "Dev", "Var"]
+
+
+Value = object  # int | str (a literal, or IBV_* names joined by "|") | None | Need | Dev | Var | Arg | Ref | ...
+
+
+# --- what a check expects ------------------------------------------------------------------
+OPS = ("==", "!=", ">=", "<=", ">", "<", "0=>0", "in", "has-once", "distinct", "nonzero", "zero")
+
+
+@dataclass(frozen=True)
+class Expect:
+    """A predicate over what a call returned or wrote: `left op right`.
+
+    `left` is a path into the call's results: "ret" (the return value), "ret.cqe" (a field of the
+    object returned), "<param>.<field>" (an out or inout parameter after the call), or
+    "<step>.<path>" (a named step's result). `transports` limits it (e.g. 24-bit QP numbers on IB).
+    """
+
+    left: str
+    op: str
+    right: Value = None
+    transports: tuple[str, ...] = TRANSPORTS
+    ref: str = ""  # the source of this expectation when it is another page's (ibv_query_qp(3) DESCRIPTION)
+
+
+@dataclass(frozen=True)
+class Cap:
+    """A capability the device advertises through its attributes: `attr.max_srq` nonzero.
+
+    `test` is "nonzero" (the field, or the masked bits, are set), "zero", or "transport" (the
+    device's transport is one of `values`). An unsupported verdict names exactly this.
+    """
+
+    attr: str  # "attr.max_srq", "attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW", "port.flags&..."
+    test: str = "nonzero"
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One call a check makes besides (before or after) the claim's own call."""
+
+    verb: str
+    args: Mapping[str, Value] = field(default_factory=dict)
+    name: str = ""  # later steps and expectations refer to its result as Ref(name)
+    expect: str = "ok"  # "ok" (must succeed), "fails", or "any"
+    errnos: tuple[str, ...] = ()  # with "fails": the errnos allowed
+
+
+# --- a verb's description ------------------------------------------------------------------
+@dataclass(frozen=True)
 class Param:
-    """One C parameter of a verb."""
+    """One C parameter: its name, C type, direction, and the value a check gives it by default.
+
+    A pointer to a struct is given as a mapping of field paths to values
+    ({"cap.max_send_wr": 4, "qp_type": Var("qp_type")}); an out struct is allocated by the
+    call layer and read back after the call.
+    """
 
     name: str
     ctype: str
     direction: str = "in"
+    default: Value = None
     nullable: bool = False
-    # For a mask or flags argument: the name of the flag set (in catalogue.flags) it draws from.
-    flags: str | None = None
+    flags: str | None = None  # for a mask or enum: the enum of verbs.h it draws from
     doc: str = ""
 
 
 @dataclass(frozen=True)
 class Error:
-    """An errno the page lists, the condition under which it is returned, and which
-    claims exercise it (or why none can)."""
+    """An errno the page lists, its condition, and the claims that provoke it (or why none can)."""
 
     errno: str
     when: str
-    covered_by: tuple[str, ...] = ()     # claim ids of the same verb
-    untestable: str = ""                 # why no check can provoke it, if none can
+    covered_by: tuple[str, ...] = ()  # claim ids of the same verb
+    untestable: str = ""
 
 
 @dataclass(frozen=True)
 class Claim:
     """A testable promise of the page, paraphrased in our own words.
 
-    `kind` names a check kind (pytest_rdma.checks registry); `params` is the data that
-    kind needs. A claim that no check can exercise has kind "untestable" and says why.
+    `kind` names how it is checked (pytest_rdma.kinds); `over` gives the axes its cases span
+    (each axis a tuple of values; a tuple of names as the key zips several axes) and `variant`
+    the case name built from them ("{qp_type}-{field}"); `call` the arguments of the verb's
+    call that differ from the defaults (keys may use "{axis}"); `expect` what must hold after
+    it; `errnos` the errnos a refusal may carry; `needs` the capabilities the device must
+    advertise; `steps` calls made before the claim's own call. Kind-specific data is in
+    `params`. A claim no check can exercise has kind "untestable" and says why.
     """
 
     id: str
     kind: str
     says: str
-    section: str
-    params: Mapping[str, Any] = field(default_factory=dict)
+    section: str  # the section of this verb's page, without the page name: "NOTES"
+    over: Mapping[object, tuple[object, ...]] = field(default_factory=dict)
+    variant: str = ""
+    call: Mapping[str, Value] = field(default_factory=dict)
+    expect: tuple[Expect, ...] = ()
+    errnos: tuple[str, ...] = ()
+    needs: tuple[Cap, ...] = ()
+    steps: tuple[Step, ...] = ()
+    params: Mapping[str, object] = field(default_factory=dict)
+    also: tuple[Source, ...] = ()  # further sources (the IBTA table the page relies on, ...)
+    transports: tuple[str, ...] = TRANSPORTS
+    layer: str = "provider"
     untestable: str = ""
 
 
@@ -65,9 +242,9 @@ class Claim:
 class Resource:
     """A resource a verb consumes or produces, optionally in a given state."""
 
-    kind: str                 # "context", "pd", "cq", "qp", "srq", "mr", "flow", ...
-    state: str | None = None  # e.g. "RESET" for a QP
-    role: str = ""            # the parameter it is passed as, when it is one
+    kind: str
+    state: str | None = None
+    role: str = ""  # the parameter it is passed as
 
 
 @dataclass(frozen=True)
@@ -79,34 +256,54 @@ class Transition:
 
 @dataclass(frozen=True)
 class Contract:
+    """The resources a verb requires, produces, moves between states and destroys.
+
+    `destroyed_by` names the verb that frees what this one produces (the check that made it
+    frees it so). `makes` marks the verb as the one way the suite creates that kind of resource
+    when a check needs one (kinds/check.py): its parameters' defaults are the recipe.
+    """
+
     requires: tuple[Resource, ...] = ()
     produces: tuple[Resource, ...] = ()
     moves: tuple[Transition, ...] = ()
     destroys: tuple[Resource, ...] = ()
+    destroyed_by: str = ""
+    makes: bool = False
 
 
 @dataclass(frozen=True)
 class Verb:
     name: str
-    man: str                  # "ibv_modify_qp(3)"
+    man: str  # the page that documents it: "ibv_modify_qp(3)"
     prototype: str
-    returns: str              # one of RETURN_CONVENTIONS
+    returns: str  # one of RETURN_CONVENTIONS
     summary: str
     params: tuple[Param, ...] = ()
     errors: tuple[Error, ...] = ()
     claims: tuple[Claim, ...] = ()
     contract: Contract = Contract()
-    family: str = "ibv"       # "ibv" (libibverbs) or another API family such as "det"
-    counterpart: str = ""     # for another family: the ibv verb with the same semantics
+    family: str = "ibv"  # "ibv" (libibverbs) or another API family such as "det"
+    counterpart: str = ""  # for another family: the ibv verb with the same semantics
+    # Behaviour the page leaves undefined: never exercised, listed so a reader knows why.
+    undefined: tuple[str, ...] = ()
     # Tables the page gives, kept as data (e.g. required attributes per QP type).
-    tables: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} [{self.man}]"
+    tables: Mapping[str, object] = field(default_factory=dict)
 
     def claim(self, claim_id: str) -> Claim:
         for claim in self.claims:
             if claim.id == claim_id:
                 return claim
         raise KeyError(f"{self.name} has no claim {claim_id!r}")
+
+    def param(self, name: str) -> Param:
+        for param in self.params:
+            if param.name == name:
+                return param
+        raise KeyError(f"{self.name} has no parameter {name!r}")
+
+    def source(self, claim: Claim) -> Source:
+        """The page section the claim cites."""
+        return Source("man", self.man, claim.section)
+
+    def sources(self, claim: Claim) -> tuple[Source, ...]:
+        return (self.source(claim), *claim.also)

@@ -1,61 +1,58 @@
-"""The catalogue's self-validation: a malformed entry is an error at import, naming verb and field.
+"""The catalogue's validation: every problem of every entry, one line each, "<verb>: <field>: <what>".
 
-`pytest_rdma.verbs` calls `validate(CATALOGUE)` when it is loaded, so a typo in a flag
-name, a claim whose check kind does not exist or an error nobody accounts for stops the
-suite before it generates checks from a wrong description. Every problem found is
-reported at once, one line each, in the form "<verb>: <field>: <what is wrong>".
+Run by a unit test over pytest_rdma.verbs and by the plugin when a session starts (with any
+extra descriptions), never at import. The kinds a claim may name are passed in, so this
+module imports no kind and no code that runs checks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import errno as errno_module
 import re
+import string
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from pytest_rdma.catalogue.model import DIRECTIONS, RETURN_CONVENTIONS, Claim, Contract, Verb
+from pytest_rdma.catalogue.model import (
+    DIRECTIONS,
+    LAYERS,
+    RETURN_CONVENTIONS,
+    SOURCE_KINDS,
+    TRANSPORTS,
+    Claim,
+    Contract,
+    Dev,
+    Step,
+    Var,
+    Verb,
+)
+from pytest_rdma.ibv.enums import ENUMS, VALUES
 
 UNTESTABLE = "untestable"
 FAMILIES = ("ibv", "det")
+DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport")
 
-# The resources a contract may name, with the states the pages give them. A kind whose
-# states are empty has no state machine (a PD is just allocated or not).
 QP_STATES = frozenset({"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"})
+# The resources a contract may name, with the states the pages give them.
 RESOURCE_STATES: Mapping[str, frozenset[str]] = {
-    "device_list": frozenset(),
-    "device": frozenset(),
-    "context": frozenset(),
+    **{kind: frozenset() for kind in (
+        "device_list", "device", "context", "gid", "pd", "cq", "cq_ex", "comp_channel", "srq", "mr", "mw", "ah",
+        "flow", "flow_action", "xrcd", "rwq_ind_table", "td", "parent_domain", "dm", "counters", "async_event",
+    )},
     "port": frozenset({"DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}),
-    "gid": frozenset(),
-    "pd": frozenset(),
-    "cq": frozenset(),
-    "comp_channel": frozenset(),
-    "srq": frozenset(),
-    "mr": frozenset(),
-    "mw": frozenset(),
-    "ah": frozenset(),
     "qp": QP_STATES,
-    "flow": frozenset(),
-    "xrcd": frozenset(),
     "wq": frozenset({"RESET", "RDY", "ERR"}),
-    "rwq_ind_table": frozenset(),
-    "td": frozenset(),
-    "dm": frozenset(),
-    "counters": frozenset(),
     # DET (another API family): its QP moves through the same IB states by name.
     "det_qp": QP_STATES,
 }
-
-# Wildcards a transition may use: from "any" state, or to the state the caller "requested".
 ANY_STATE = "any"
 REQUESTED_STATE = "requested"
-
-# A page that names no specific errno (only "the value of errno on failure") is described
-# with one Error whose errno is this placeholder.
-ANY_ERRNO = "errno"
+ANY_ERRNO = "errno"  # an Error entry for a page that names no specific errno
 
 IBV_NAME = re.compile(r"\bIBV_[A-Z0-9_]+\b")
+PAGE_REF = re.compile(r"\b[a-z_0-9]+\(\d\)")
 ERRNO_NAMES = frozenset(errno_module.errorcode.values())
 
 
@@ -68,125 +65,151 @@ class CatalogueError(ValueError):
         super().__init__(f"the verb catalogue has {len(problems)} {noun}:\n  " + "\n  ".join(problems))
 
 
-def ibv_names(data: Any) -> Iterator[str]:
-    """Every IBV_* name written anywhere in a nest of mappings, sequences and strings (keys too)."""
-    if isinstance(data, str):
-        yield from IBV_NAME.findall(data)
-    elif isinstance(data, Mapping):
+def walk(data: Any) -> Iterator[Any]:
+    """Every value nested in mappings, sequences and dataclasses (keys included)."""
+    yield data
+    if isinstance(data, Mapping):
         for key, value in data.items():
-            yield from ibv_names(key)
-            yield from ibv_names(value)
+            yield from walk(key)
+            yield from walk(value)
     elif isinstance(data, (list, tuple, set, frozenset)):
         for item in data:
-            yield from ibv_names(item)
+            yield from walk(item)
+    elif dataclasses.is_dataclass(data) and not isinstance(data, type):
+        for f in dataclasses.fields(data):
+            yield from walk(getattr(data, f.name))
 
 
-def flag_names(flag_sets: Mapping[str, Mapping[str, int]]) -> frozenset[str]:
-    return frozenset(name for members in flag_sets.values() for name in members)
+def ibv_names(data: Any) -> set[str]:
+    return {name for value in walk(data) if isinstance(value, str) for name in IBV_NAME.findall(value)}
 
 
-def _default_flag_sets() -> Mapping[str, Mapping[str, int]]:
-    from pytest_rdma.catalogue.flags import FLAG_SETS
-
-    return FLAG_SETS
+def _placeholders(text: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field}
 
 
-def _default_kinds() -> frozenset[str]:
-    # Imported here, not at module level: importing the check kinds may import the
-    # catalogue, which imports this module.
-    from pytest_rdma.checks.registry import known_kinds
+def _axes(claim: Claim) -> set[str]:
+    names: set[str] = set()
+    for key in claim.over:
+        names.update(key if isinstance(key, tuple) else (key,))
+    return names
 
-    return known_kinds()
+
+def _check_axes(verb: Verb, claim: Claim, where: str) -> Iterator[str]:
+    axes = _axes(claim)
+    for key, options in claim.over.items():
+        if not isinstance(options, tuple) or not options:
+            yield f"{where}: over[{key!r}]: give a non-empty tuple of values"
+            continue
+        if isinstance(key, tuple):
+            for option in options:
+                if not isinstance(option, tuple) or len(option) != len(key):
+                    yield f"{where}: over[{key!r}]: each value must be a tuple of {len(key)}"
+                    break
+    for name in sorted(_placeholders(claim.variant) - axes):
+        yield f"{where}: variant {claim.variant!r} names {{{name}}}, which is not an axis of 'over'"
+    known_vars = axes | set(verb.tables.get("vars", {}))
+    data = (claim.call, claim.expect, claim.steps, claim.params, claim.needs)
+    for value in walk(data):
+        if isinstance(value, Var) and value.name not in known_vars:
+            yield f"{where}: Var({value.name!r}) is not an axis of the claim nor a variable of {verb.name}"
+        if isinstance(value, Dev) and value.path.split(".")[0].split("&")[0] not in DEV_ROOTS and "{" not in value.path:
+            yield f"{where}: Dev({value.path!r}): a device fact starts with one of {', '.join(DEV_ROOTS)}"
+        if isinstance(value, str):
+            for name in sorted(_placeholders(value) - axes - {"from", "to"}) if "{" in value else ():
+                yield f"{where}: {value!r} names {{{name}}}, which is not an axis of 'over'"
 
 
-def _check_claim(verb: Verb, claim: Claim, kinds: frozenset[str], known_ibv: frozenset[str]) -> Iterator[str]:
+def _check_claim(verb: Verb, claim: Claim, kinds: frozenset[str]) -> Iterator[str]:
     where = f"{verb.name}: claim {claim.id!r}"
     if claim.kind not in kinds:
         close = difflib.get_close_matches(claim.kind, kinds, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        yield f"{where}: unknown check kind {claim.kind!r} ({hint}known: {', '.join(sorted(kinds))})"
+        yield f"{where}: unknown claim kind {claim.kind!r} ({hint}known: {', '.join(sorted(kinds))})"
     if claim.kind == UNTESTABLE and not claim.untestable.strip():
         yield f"{where}: kind 'untestable' needs a reason in 'untestable'"
     if claim.kind != UNTESTABLE and claim.untestable.strip():
-        yield f"{where}: has check kind {claim.kind!r} and an 'untestable' reason; choose one"
+        yield f"{where}: has kind {claim.kind!r} and an 'untestable' reason; choose one"
     if not claim.says.strip():
         yield f"{where}: 'says' is empty (paraphrase the promise)"
     if not claim.section.strip():
-        yield f"{where}: 'section' is empty (cite the man page section)"
-    for name in sorted(set(ibv_names(claim.params)) - known_ibv):
-        yield f"{where}: params: unknown flag name {name} (not in any catalogue.flags set)"
+        yield f"{where}: 'section' is empty (cite the page's section, e.g. NOTES)"
+    elif PAGE_REF.search(claim.section):
+        yield f"{where}: section {claim.section!r} names a page: the page is the verb's 'man'; cite only its section"
+    for transport in claim.transports:
+        if transport not in TRANSPORTS:
+            yield f"{where}: transports: {transport!r} is not one of {', '.join(TRANSPORTS)}"
+    if claim.layer not in LAYERS:
+        yield f"{where}: layer {claim.layer!r} is not one of {', '.join(LAYERS)}"
+    for source in claim.also:
+        if source.kind not in SOURCE_KINDS:
+            yield f"{where}: also: source kind {source.kind!r} is not one of {', '.join(SOURCE_KINDS)}"
+    for name in sorted(ibv_names((claim.call, claim.expect, claim.steps, claim.params, claim.over, claim.needs))
+                       - set(VALUES)):
+        yield f"{where}: unknown flag or enum member {name} (not in verbs.h)"
+    yield from _check_axes(verb, claim, where)
 
 
-def _check_contract(verb: Verb, contract: Contract) -> Iterator[str]:
+def _check_contract(verb: Verb, contract: Contract, names: Mapping[str, Verb]) -> Iterator[str]:
     params = {param.name for param in verb.params}
-    groups = (("requires", contract.requires), ("produces", contract.produces),
-              ("destroys", contract.destroys))
-    for field, resources in groups:
+    for field, resources in (("requires", contract.requires), ("produces", contract.produces),
+                             ("destroys", contract.destroys)):
         for resource in resources:
             where = f"{verb.name}: contract.{field}"
             states = RESOURCE_STATES.get(resource.kind)
             if states is None:
-                yield (f"{where}: unknown resource kind {resource.kind!r} "
-                       f"(known: {', '.join(sorted(RESOURCE_STATES))})")
+                yield f"{where}: unknown resource kind {resource.kind!r} (known: {', '.join(sorted(RESOURCE_STATES))})"
                 continue
             if resource.state is not None and resource.state not in states:
-                yield (f"{where}: {resource.kind} has no state {resource.state!r} "
-                       f"(known: {', '.join(sorted(states)) or 'none'})")
-            # A role may name a field inside a parameter: "qp_init_attr.send_cq".
+                yield f"{where}: {resource.kind} has no state {resource.state!r} (known: {', '.join(sorted(states)) or 'none'})"
             if resource.role and re.split(r"\.|->", resource.role)[0] not in params:
                 yield f"{where}: {resource.kind} role {resource.role!r} is not a parameter of {verb.name}"
     for move in contract.moves:
-        where = f"{verb.name}: contract.moves"
         states = RESOURCE_STATES.get(move.resource)
         if states is None:
-            yield f"{where}: unknown resource kind {move.resource!r}"
+            yield f"{verb.name}: contract.moves: unknown resource kind {move.resource!r}"
             continue
-        ends = (("before", move.before, ANY_STATE), ("after", move.after, REQUESTED_STATE))
-        for end, state, wildcard in ends:
+        for end, state, wildcard in (("before", move.before, ANY_STATE), ("after", move.after, REQUESTED_STATE)):
             if state != wildcard and state not in states:
-                yield (f"{where}: {move.resource} {end} state {state!r} is unknown "
-                       f"(known: {', '.join(sorted(states)) or 'none'})")
+                yield f"{verb.name}: contract.moves: {move.resource} {end} state {state!r} is unknown"
+    if contract.destroyed_by and contract.destroyed_by not in names:
+        yield f"{verb.name}: contract.destroyed_by: {contract.destroyed_by!r} is not in the catalogue"
 
 
-def problems_of(verb: Verb, *, kinds: frozenset[str], flag_sets: Mapping[str, Mapping[str, int]],
-                verb_names: Mapping[str, Verb] | None = None) -> list[str]:
-    """Everything wrong with one verb; `verb_names` (the whole catalogue) checks counterparts."""
-    known_ibv = flag_names(flag_sets)
+def problems_of(verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb]) -> list[str]:
+    """Everything wrong with one verb; `names` is the whole catalogue (for cross-references)."""
     out: list[str] = []
     if verb.returns not in RETURN_CONVENTIONS:
-        out.append(f"{verb.name}: returns: {verb.returns!r} is not a return convention "
-                   f"(known: {', '.join(RETURN_CONVENTIONS)})")
+        out.append(f"{verb.name}: returns: {verb.returns!r} is not a return convention ({', '.join(RETURN_CONVENTIONS)})")
     if not verb.man.strip():
         out.append(f"{verb.name}: man: empty (name the page, e.g. '{verb.name}(3)')")
     if verb.family not in FAMILIES:
         out.append(f"{verb.name}: family: unknown API family {verb.family!r} (known: {', '.join(FAMILIES)})")
     if verb.family != "ibv" and not verb.counterpart:
         out.append(f"{verb.name}: counterpart: a {verb.family!r} verb must name its ibv counterpart")
-    if verb.counterpart and verb_names is not None:
-        other = verb_names.get(verb.counterpart)
-        if other is None:
-            out.append(f"{verb.name}: counterpart: {verb.counterpart!r} is not in the catalogue")
-        elif other.family != "ibv":
-            out.append(f"{verb.name}: counterpart: {verb.counterpart!r} is not an ibv verb")
-
-    seen_params: set[str] = set()
+    if verb.counterpart and names.get(verb.counterpart, verb).family != "ibv":
+        out.append(f"{verb.name}: counterpart: {verb.counterpart!r} is not an ibv verb of the catalogue")
+    if verb.counterpart and verb.counterpart not in names:
+        out.append(f"{verb.name}: counterpart: {verb.counterpart!r} is not in the catalogue")
+    seen: set[str] = set()
     for param in verb.params:
         where = f"{verb.name}: param {param.name!r}"
-        if param.name in seen_params:
+        if param.name in seen:
             out.append(f"{where}: defined twice")
-        seen_params.add(param.name)
+        seen.add(param.name)
         if param.direction not in DIRECTIONS:
             out.append(f"{where}: direction {param.direction!r} is not one of {', '.join(DIRECTIONS)}")
-        if param.flags is not None and param.flags not in flag_sets:
-            out.append(f"{where}: unknown flag set {param.flags!r} (known: {', '.join(sorted(flag_sets))})")
-
+        if param.flags is not None and param.flags not in ENUMS:
+            out.append(f"{where}: flags {param.flags!r} is not an enum of verbs.h")
     claim_ids: set[str] = set()
     for claim in verb.claims:
         if claim.id in claim_ids:
             out.append(f"{verb.name}: claim {claim.id!r}: duplicate claim id")
         claim_ids.add(claim.id)
-        out.extend(_check_claim(verb, claim, kinds, known_ibv))
-
+        out.extend(_check_claim(verb, claim, kinds))
+        for step in (s for s in walk(claim) if isinstance(s, Step)):
+            if step.verb not in names:
+                out.append(f"{verb.name}: claim {claim.id!r}: step calls {step.verb!r}, which is not in the catalogue")
     for error in verb.errors:
         where = f"{verb.name}: error {error.errno}"
         if error.errno not in ERRNO_NAMES and error.errno != ANY_ERRNO:
@@ -196,30 +219,23 @@ def problems_of(verb: Verb, *, kinds: frozenset[str], flag_sets: Mapping[str, Ma
                 out.append(f"{where}: covered_by: no claim {claim_id!r} in {verb.name}")
         if not error.covered_by and not error.untestable.strip():
             out.append(f"{where}: neither covered_by a claim nor marked untestable (say why)")
-
-    for name in sorted(set(ibv_names(verb.tables)) - known_ibv):
-        out.append(f"{verb.name}: tables: unknown flag name {name} (not in any catalogue.flags set)")
-    out.extend(_check_contract(verb, verb.contract))
+    for name in sorted(ibv_names(verb.tables) - set(VALUES)):
+        out.append(f"{verb.name}: tables: unknown flag or enum member {name} (not in verbs.h)")
+    out.extend(_check_contract(verb, verb.contract, names))
     return out
 
 
-def validate(catalogue: Iterable[Verb], *, kinds: Iterable[str] | None = None,
-             flag_sets: Mapping[str, Mapping[str, int]] | None = None) -> None:
-    """Raise CatalogueError listing every problem of the catalogue, or return None.
-
-    `kinds` and `flag_sets` default to the registered check kinds and catalogue.flags;
-    tests pass their own to validate small hand-made records.
-    """
+def validate(catalogue: Iterable[Verb], *, kinds: Iterable[str]) -> None:
+    """Raise CatalogueError listing every problem of the catalogue, or return None."""
     verbs = tuple(catalogue)
-    known = frozenset(kinds) | {UNTESTABLE} if kinds is not None else _default_kinds()
-    sets = flag_sets if flag_sets is not None else _default_flag_sets()
-    by_name: dict[str, Verb] = {}
+    known = frozenset(kinds) | {UNTESTABLE}
+    names: dict[str, Verb] = {}
     out: list[str] = []
     for verb in verbs:
-        if verb.name in by_name:
+        if verb.name in names:
             out.append(f"{verb.name}: name: described twice")
-        by_name[verb.name] = verb
+        names[verb.name] = verb
     for verb in verbs:
-        out.extend(problems_of(verb, kinds=known, flag_sets=sets, verb_names=by_name))
+        out.extend(problems_of(verb, kinds=known, names=names))
     if out:
         raise CatalogueError(out)

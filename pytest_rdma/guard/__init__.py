@@ -1,23 +1,24 @@
 """Guards around every check: resource leaks and kernel faults, attributed to the check.
 
 Roles, one module each:
-- options.py: --rdma-leaks / --rdma-kernel-log (fail, report, off) and their precedence;
 - leaks.py: per device, this process's kernel objects before and after a check;
 - kmsg.py: the kernel log, its records and what counts as a fault (pure, plus a reader);
 - kernel_log.py: marks the kernel log before a check and scans it after;
 - findings.py: how a finding is attached (report field, report section, teardown error);
 - summary.py: findings onto reports, and the end-of-run list of them.
 
-`add_options` and `register` are the plugin's only entry points (called from plugin.py).
+`register` is the plugin's one entry point (called from plugin.py); the options
+(--rdma-leaks, --rdma-kernel-log: fail, report or off) are in pytest_rdma/settings.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_rdma.guard.options import MARK_EXPECTED, add_options, settings
+from pytest_rdma import settings
+from pytest_rdma.guard.findings import MARK_EXPECTED
 
-__all__ = ["add_options", "register"]
+__all__ = ["register"]
 
 
 def register(config: pytest.Config) -> None:
@@ -26,7 +27,7 @@ def register(config: pytest.Config) -> None:
 
     config.addinivalue_line("markers", f"{MARK_EXPECTED}: this check provokes kernel log records on purpose; "
                             "they are attached to it but do not fail it")
-    options = settings(config)
+    options = settings.get(config)
     notes: list[str] = []
     config.pluginmanager.register(summary, "rdma-guard-findings")
     if options.leaks != "off":

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+# A check that provokes kernel log records on purpose still gets them attached, but does not fail.
+MARK_EXPECTED = "rdma_kernel_log_expected"
 LEAK_FIELD = "rdma_leak"
 KERNEL_LOG_FIELD = "rdma_kernel_log"
 FINDINGS_KEY = pytest.StashKey[dict]()

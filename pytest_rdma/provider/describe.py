@@ -1,18 +1,20 @@
-"""A device's identity without the rest of a test session (for headers and the CLI)."""
+"""A device's identity without the rest of a test session (for the report header and the CLI)."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from pytest_rdma.provider import pyverbs_env
-from pytest_rdma.provider.identity import DeviceIdentity, identify
+from pytest_rdma.catalogue.index import Catalogue
+from pytest_rdma.provider.device import DeviceUnderTest
+from pytest_rdma.provider.identity import DeviceIdentity
 
 
 @cache
 def describe(name: str) -> DeviceIdentity:
-    pyverbs_env.require()
-    import pyverbs.device as d
+    from pytest_rdma.verbs import CATALOGUE
 
-    with d.Context(name=name) as ctx:
-        attr = ctx.query_device()
-        return identify(name, attr.vendor_id, attr.vendor_part_id, attr.fw_version)
+    dut = DeviceUnderTest(name, Catalogue.of(CATALOGUE), usable=False)
+    try:
+        return dut.identity
+    finally:
+        dut.close()

@@ -1,201 +1,204 @@
-"""The device under test: an open verbs context and what the device advertises.
+"""The device under test: an open verbs context, and what the device advertises.
 
-One `DeviceUnderTest` per device per test session (per xdist worker). Checks read the
-advertised capabilities from it to decide "unsupported" and allocate what they need
-through a per-check `Resources`, which frees everything when the check ends.
+One `DeviceUnderTest` per device per session (per xdist worker). It reads the device's facts
+once, through the call layer: ibv_query_device, ibv_query_device_ex, ibv_query_port and the
+chosen GID. Checks read their device-derived values from these facts (Dev("port.active_mtu")),
+and "unsupported" is decided here from them alone: a claim needs a capability, the verdict
+names the attribute and the value the device reports (`missing`). Nothing is probed by
+creating objects: a device that advertises something and then fails to create it deviates.
 """
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
-from pytest_rdma.outcomes import Unsupported
-from pytest_rdma.provider import pyverbs_env
+from pytest_rdma.calls.invoke import Calls
+from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.calls.values import flag_value, read_path
+from pytest_rdma.catalogue.index import Catalogue
+from pytest_rdma.catalogue.model import Cap, Need
+from pytest_rdma.ibv import abi
+from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.provider.identity import DeviceIdentity, identify
-
-QP_TYPE_NAMES = {2: "RC", 3: "UC", 4: "UD", 8: "RAW_PACKET", 9: "XRC_SEND", 10: "XRC_RECV"}
-# QP types probed at session start; "the QP types it can create" is what the device advertises.
-PROBED_QP_TYPES = (2, 3, 4, 8)
-
-
-def qp_type_name(qp_type: int) -> str:
-    return QP_TYPE_NAMES.get(qp_type, str(qp_type))
-
-
-class Resources:
-    """Allocates verbs objects for one check and frees them, newest first, at close()."""
-
-    def __init__(self, dut: DeviceUnderTest) -> None:
-        self.dut = dut
-        self._owned: list[Any] = []
-
-    def adopt(self, obj: Any) -> Any:
-        self._owned.append(obj)
-        return obj
-
-    def pd(self) -> Any:
-        from pyverbs.pd import PD
-
-        return self.adopt(PD(self.dut.ctx))
-
-    def cq(self, cqe: int = 16) -> Any:
-        from pyverbs.cq import CQ
-
-        return self.adopt(CQ(self.dut.ctx, cqe, None, None, 0))
-
-    def srq(self, max_wr: int = 16, max_sge: int = 1, pd: Any = None) -> Any:
-        from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
-
-        return self.adopt(SRQ(pd or self.pd(), SrqInitAttr(SrqAttr(max_wr=max_wr, max_sge=max_sge))))
-
-    def mr(self, length: int = 4096, access: int | None = None, pd: Any = None) -> Any:
-        import pyverbs.enums as e
-        from pyverbs.mr import MR
-
-        access = e.IBV_ACCESS_LOCAL_WRITE if access is None else access
-        return self.adopt(MR(pd or self.pd(), length, access))
-
-    def qp_init_attr(self, qp_type: int, cap: Any = None, srq: Any = None, cq: Any = None) -> Any:
-        from pyverbs.qp import QPCap, QPInitAttr
-
-        cq = cq or self.cq()
-        return QPInitAttr(qp_type=qp_type, scq=cq, rcq=cq, srq=srq,
-                          cap=cap or QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1))
-
-    def qp(self, qp_type: int, cap: Any = None, srq: Any = None, pd: Any = None) -> Any:
-        """A QP of `qp_type` in RESET, made with ibv_create_qp."""
-        from pyverbs.qp import QP
-
-        return self.adopt(QP(pd or self.pd(), self.qp_init_attr(qp_type, cap, srq)))
-
-    def qp_ex(self, init_attr_ex: Any) -> Any:
-        """A QP made with ibv_create_qp_ex from a QPInitAttrEx the caller filled in."""
-        from pyverbs.qp import QP
-
-        return self.adopt(QP(self.dut.ctx, init_attr_ex))
-
-    def close(self) -> None:
-        while self._owned:
-            obj = self._owned.pop()
-            try:
-                obj.close()
-            except Exception:  # noqa: BLE001 - teardown must free the rest; leaks are caught elsewhere
-                pass
-
 
 PORT_STATES = {0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
 IBV_PORT_ACTIVE = 4
+LINK_LAYER_ETHERNET = 2
+TRANSPORT_NAMES = {value: name for name, value in ENUMS["ibv_transport_type"].items()}
 
 
 class DeviceNotUsable(RuntimeError):
-    """The chosen port or GID cannot carry traffic; the message names the option to change."""
+    """The device cannot be opened, or its port or GID cannot carry traffic; the message says what to do."""
 
 
-def usable_port(ctx: Any, name: str, port: int, port_count: int) -> Any:
-    """The port's attributes, if the device has that port and it is ACTIVE."""
-    from pyverbs.pyverbs_error import PyverbsError
-
-    try:
-        attr = ctx.query_port(port)
-    except PyverbsError as exc:
-        raise DeviceNotUsable(f"{name} has no port {port} ({exc}): it has {port_count} port(s); "
-                              "choose one with --rdma-port N") from None
-    if attr.state != IBV_PORT_ACTIVE:
-        state = PORT_STATES.get(attr.state, str(attr.state))
-        raise DeviceNotUsable(f"{name} port {port} is not active (state {state}): bring its link up "
-                              "(e.g. 'ip link set NETDEV up' for rxe/siw), or choose another port with --rdma-port N")
-    return attr
+def _names(calls: Calls, listed: Call, count: int) -> dict[str, int]:
+    """Device name -> struct ibv_device * of the list ibv_get_device_list returned."""
+    array = (ctypes.c_void_p * count).from_address(listed.value)
+    found = {}
+    for address in array:
+        name = calls.invoke("ibv_get_device_name", {"device": Handle("dev", "device", "struct ibv_device *", address)})
+        found[(name.value or b"").decode()] = address
+    return found
 
 
-def usable_gid(ctx: Any, name: str, port: int, gid_index: int) -> Any:
-    """The GID at `gid_index`, if the table has a non-zero entry there (address vectors need one)."""
-    from pyverbs.pyverbs_error import PyverbsError
-
-    hint = (f"choose a populated index with --rdma-gid-index N "
-            f"(see /sys/class/infiniband/{name}/ports/{port}/gids/)")
-    try:
-        gid = ctx.query_gid(port, gid_index)
-    except PyverbsError as exc:
-        raise DeviceNotUsable(f"{name} port {port} has no usable GID at index {gid_index} ({exc}): {hint}") from None
-    if not str(gid.gid).replace(":", "").strip("0"):
-        raise DeviceNotUsable(f"{name} port {port} has no usable GID at index {gid_index} (the entry is empty): "
-                              f"{hint}")
-    return gid
-
-
-def check_usable(name: str, port: int, gid_index: int) -> None:
-    """Raise DeviceNotUsable unless `name` has `port` ACTIVE with a GID at `gid_index` (checked once, at start)."""
-    pyverbs_env.require()
-    import pyverbs.device as d
-
-    ctx = d.Context(name=name)
-    try:
-        usable_port(ctx, name, port, ctx.query_device().phys_port_cnt)
-        usable_gid(ctx, name, port, gid_index)
-    finally:
-        ctx.close()
+def transport_of(transport_type: int, link_layer: int) -> str:
+    """ib, roce, iwarp, or the header's name of another transport (usnic, unspecified)."""
+    name = TRANSPORT_NAMES.get(transport_type, "IBV_TRANSPORT_UNKNOWN")
+    if name == "IBV_TRANSPORT_IB":
+        return "roce" if link_layer == LINK_LAYER_ETHERNET else "ib"
+    if name == "IBV_TRANSPORT_IWARP":
+        return "iwarp"
+    return name.removeprefix("IBV_TRANSPORT_").lower()
 
 
 class DeviceUnderTest:
-    def __init__(self, name: str, port: int = 1, gid_index: int = 0) -> None:
-        pyverbs_env.require()
-        import pyverbs.device as d
+    """An opened device, its facts, and the capability test every "unsupported" goes through."""
 
+    def __init__(
+        self, name: str, catalogue: Catalogue, port: int = 1, gid_index: int = 0, *, usable: bool = True
+    ) -> None:
+        """Open `name`; with `usable` (checks need it) the port must be ACTIVE and the GID populated."""
         self.name = name
-        self.port = port
+        self.port_num = port
         self.gid_index = gid_index
-        self.ctx = d.Context(name=name)
-        self.attr = self.ctx.query_device()
-        self.attr_ex = self.ctx.query_device_ex()
-        try:
-            self.port_attr = usable_port(self.ctx, name, port, self.attr.phys_port_cnt)
-            self.gid = usable_gid(self.ctx, name, port, gid_index)
-        except DeviceNotUsable:
-            self.ctx.close()
-            raise
-        self.identity: DeviceIdentity = identify(name, self.attr.vendor_id, self.attr.vendor_part_id,
-                                                 self.attr.fw_version)
-        self.qp_types = self._probe_qp_types()
+        self.catalogue = catalogue
+        self.memo: dict[str, object] = {}  # what checks learned about this device once (e.g. read-back trust)
+        self.calls = Calls(catalogue.by_name, self)  # the session's own calls (opening, facts, closing)
+        listed = self.calls.invoke("ibv_get_device_list", phase="setup")
+        if not listed.ok:
+            raise DeviceNotUsable(f"ibv_get_device_list failed: errno {listed.errno_name}")
+        self._list = listed
+        devices = _names(self.calls, listed, int(listed.outs.get("num_devices") or 0))
+        if name not in devices:
+            self.close()
+            raise DeviceNotUsable(f"libibverbs lists no device {name!r} (it lists: {', '.join(devices) or 'none'})")
+        self.device = Handle("device", "device", "struct ibv_device *", devices[name])
+        opened = self.calls.invoke("ibv_open_device", {"device": self.device}, phase="setup")
+        if not opened.ok:
+            self.close()
+            raise DeviceNotUsable(f"ibv_open_device({name}) failed: errno {opened.errno_name}")
+        self.context = Handle("ctx", "context", "struct ibv_context *", opened.result.address)
+        self.facts: dict[str, Any] = {"name": name, "port_num": port, "gid_index": gid_index}
+        self.facts["attr"] = self._query("ibv_query_device", "device_attr")
+        self.facts["attr_ex"] = self._query("ibv_query_device_ex", "attr", optional=True)
+        self.facts["port"] = self._port(usable)
+        self.facts["gid"] = self._gid() if usable else b""
+        dev = abi.ibv_device.from_address(self.device.address)
+        self.facts["transport"] = transport_of(int(dev.transport_type), int(self.facts["port"]["link_layer"]))
+        attr = self.facts["attr"]
+        self.identity: DeviceIdentity = identify(
+            name, int(attr["vendor_id"]), int(attr["vendor_part_id"]), _text(attr["fw_ver"])
+        )
+
+    # -- facts -----------------------------------------------------------------------
+    def _query(self, verb: str, out: str, optional: bool = False) -> dict[str, Any]:
+        call = self.calls.invoke(verb, {"context": self.context}, phase="setup")
+        if not call.ok:
+            if optional:
+                return {}
+            self.close()
+            raise DeviceNotUsable(f"{verb} on {self.name} failed: errno {call.errno_name}")
+        return dict(call.outs[out])
+
+    def _port(self, usable: bool) -> dict[str, Any]:
+        call = self.calls.invoke(
+            "ibv_query_port", {"context": self.context, "port_num": self.port_num}, phase="setup"
+        )
+        count = self.facts["attr"]["phys_port_cnt"]
+        if not call.ok:
+            self.close()
+            raise DeviceNotUsable(
+                f"{self.name} has no port {self.port_num} (ibv_query_port: errno {call.errno_name}): it has "
+                f"{count} port(s); choose one with --rdma-port N"
+            )
+        port = dict(call.outs["port_attr"])
+        if usable and port["state"] != IBV_PORT_ACTIVE:
+            self.close()
+            state = PORT_STATES.get(port["state"], str(port["state"]))
+            raise DeviceNotUsable(
+                f"{self.name} port {self.port_num} is not active (state {state}): bring its link up (e.g. 'ip link "
+                "set NETDEV up' for rxe/siw), or choose another port with --rdma-port N"
+            )
+        return port
+
+    def _gid(self) -> bytes:
+        hint = (
+            f"choose a populated index with --rdma-gid-index N "
+            f"(see /sys/class/infiniband/{self.name}/ports/{self.port_num}/gids/)"
+        )
+        call = self.calls.invoke(
+            "ibv_query_gid",
+            {"context": self.context, "port_num": self.port_num, "index": self.gid_index},
+            phase="setup",
+        )
+        raw = call.outs.get("gid", b"") if call.ok else b""  # a union ibv_gid reads as its 16 bytes
+        if not call.ok or not any(raw):
+            self.close()
+            why = f"errno {call.errno_name}" if not call.ok else "the entry is empty"
+            raise DeviceNotUsable(
+                f"{self.name} port {self.port_num} has no usable GID at index {self.gid_index} ({why}): {hint}"
+            )
+        return bytes(raw)
+
+    def fact(self, path: str) -> Any:
+        """A device fact by path: "attr.max_qp_wr", "port.flags&IBV_QPF_GRH_REQUIRED", "gid"."""
+        path, _, flag = path.partition("&")
+        value = self.facts[path] if path in self.facts else read_path(self.facts, path)
+        return int(value) & flag_value(flag) if flag else value
+
+    @property
+    def transport(self) -> str:
+        return str(self.facts["transport"])
 
     @property
     def driver(self) -> str:
         return self.identity.driver
 
-    def _probe_qp_types(self) -> dict[int, str]:
-        """Create one QP of each type: "" where it works, else why it did not."""
-        from pyverbs.pyverbs_error import PyverbsError
-
-        result: dict[int, str] = {}
-        res = Resources(self)
+    # -- what the device advertises -------------------------------------------------------
+    def missing(self, cap: Cap) -> str:
+        """"" when the device advertises `cap`, else the attribute and the value that say it does not."""
+        if cap.test == "transport":
+            return "" if self.transport in cap.values else f"transport = {self.transport}"
         try:
-            pd, cq = res.pd(), res.cq()
-            for qp_type in PROBED_QP_TYPES:
-                try:
-                    from pyverbs.qp import QP
+            value = self.fact(cap.attr)
+        except (KeyError, LookupError, AttributeError):
+            return f"{cap.attr} is not reported by this device (ibv_query_device_ex did not fill it)"
+        has = bool(value)
+        if cap.test == "nonzero" and not has:
+            return f"{cap.attr} = 0"
+        if cap.test == "zero" and has:
+            return f"{cap.attr} = {value:#x}" if isinstance(value, int) else f"{cap.attr} = {value}"
+        return ""
 
-                    res.adopt(QP(pd, res.qp_init_attr(qp_type, cq=cq)))
-                    result[qp_type] = ""
-                except PyverbsError as exc:
-                    result[qp_type] = f"ibv_create_qp({qp_type_name(qp_type)}) failed at session start: {exc}"
-        finally:
-            res.close()
-        return result
+    # -- resources of the session --------------------------------------------------------
+    def resource(self, need: Need) -> Handle:
+        if need.kind == "context":
+            return self.context
+        if need.kind == "device":
+            return self.device
+        raise LookupError(f"the session has no {need.kind}: a check's resources make it")
 
-    def creatable_qp_types(self) -> list[int]:
-        return [qp_type for qp_type, why in self.qp_types.items() if not why]
+    def buffer(self, size: int) -> Handle:
+        return self.calls.buffer(size)
 
-    def require_qp_type(self, qp_type: int) -> None:
-        why = self.qp_types.get(qp_type, f"QP type {qp_type_name(qp_type)} was not probed")
-        if why:
-            raise Unsupported(f"device cannot create {qp_type_name(qp_type)} QPs ({why})")
+    def step(self, name: str) -> Call:
+        raise LookupError(f"no step {name!r} at session level")
 
-    def require_cap(self, flag: int, name: str) -> None:
-        """Unsupported unless device_cap_flags (or the _ex flags) advertise `name`."""
-        if not (self.attr.device_cap_flags & flag or self.attr_ex.device_cap_flags_ex & flag):
-            raise Unsupported(f"device does not advertise {name} in device_cap_flags")
-
-    def resources(self) -> Resources:
-        return Resources(self)
+    def struct(self, handle: Handle) -> Any:
+        return read_object(handle)
 
     def close(self) -> None:
-        self.ctx.close()
+        context = getattr(self, "context", None)
+        if context is not None and context.alive:
+            self.calls.invoke("ibv_close_device", {"context": context}, phase="teardown")
+            context.alive = False
+        if getattr(self, "_list", None) is not None and self._list.ok:
+            self.calls.invoke("ibv_free_device_list", {"list": self._list.result}, phase="teardown")
+            self._list = None
+
+
+def _text(value: Any) -> str:
+    raw = value if isinstance(value, (bytes, bytearray)) else str(value).encode()
+    return bytes(raw).split(b"\0", 1)[0].decode(errors="replace")

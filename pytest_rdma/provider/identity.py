@@ -57,6 +57,15 @@ def sysfs_devices() -> list[str]:
     return sorted(entry.name for entry in SYSFS_INFINIBAND.iterdir())
 
 
+def devices_with_drivers() -> list[tuple[str, str]]:
+    """(name, driver) of every RDMA device the kernel has, without opening any."""
+    try:
+        facts = netlink.device_facts()
+    except netlink.NetlinkUnavailable:
+        facts = {}
+    return [(name, facts.get(name, {}).get("driver") or _sysfs_driver(name)) for name in sysfs_devices()]
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text().strip()

@@ -1,54 +1,49 @@
-"""Results per provider driver: outcomes, expectations, summary, JSON, JUnit and Allure.
+"""Results per provider driver: records, waivers, the terminal report, JSON, JUnit and Allure.
 
 Roles, one module each:
 - record.py: the record of one check and how its outcome is classified (pure);
 - recorder.py: where checks run: puts a record on every report, applies waivers;
+- reproducers.py: a deviation's C and Python reproducers, written from its recorded calls;
 - deviation_report.py: a deviation's failure text is its own, not a traceback;
 - results.py: where results are written: assembles records from reports (xdist-safe);
-- terminal.py, jsonfile.py, junit.py, allure_env.py, allure_labels.py: the reporters;
-- compare.py, allure_html.py: after the run (the `pytest-rdma compare` command, the HTML report).
+- terminal.py, jsonfile.py, junit.py, allure_results.py: the reporters;
+- compare.py, allure_html.py, waivers.py: after the run (the `pytest-rdma` commands).
 
-`add_options` and `register` are the plugin's only entry points (called from plugin.py).
+`register` is the plugin's one entry point (called from plugin.py).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_rdma import expectations
-from pytest_rdma.report.options import add_options, settings
+from pytest_rdma import expectations, settings
 
-__all__ = ["add_options", "register"]
+__all__ = ["register"]
 
 
 def register(config: pytest.Config) -> None:
-    """Register the recorder everywhere, and the reporters asked for only where results are written."""
+    """Register the recorder everywhere, and the reporters only where results are written."""
     from pytest_rdma.report import deviation_report
     from pytest_rdma.report.recorder import Recorder
 
-    options = settings(config)
+    options = settings.get(config)
     waivers = expectations.load(options.expectations)
     config.pluginmanager.register(Recorder(options, waivers), "rdma-recorder")
     config.pluginmanager.register(deviation_report, "rdma-deviation-report")
     if hasattr(config, "workerinput"):
         return  # an xdist worker: its records travel to the controller on the reports
-    from pytest_rdma.plugin import chosen_devices
     from pytest_rdma.report.results import Results
     from pytest_rdma.report.terminal import Summary
 
-    results = Results(chosen_devices(config))
+    results = Results(options.devices)
     config.pluginmanager.register(results, "rdma-results")
-    config.pluginmanager.register(Summary(results, options.strict), "rdma-summary")
+    summary = Summary(results, waivers, options.strict, str(options.reproducers))
+    config.pluginmanager.register(summary, "rdma-summary")
     if options.json is not None:
         from pytest_rdma.report.jsonfile import JsonResults
 
-        config.pluginmanager.register(JsonResults(options.json, results, options.strict, waivers.sources),
-                                      "rdma-json")
-    if options.junit:
-        from pytest_rdma.report.junit import JunitProperties
+        config.pluginmanager.register(JsonResults(options.json, results, summary, waivers.sources), "rdma-json")
+    if options.junit is not None:
+        from pytest_rdma.report.junit import JunitFile
 
-        config.pluginmanager.register(JunitProperties(results), "rdma-junit")
-    if options.allure_dir is not None:
-        from pytest_rdma.report.allure_env import AllureFiles
-
-        config.pluginmanager.register(AllureFiles(options.allure_dir, results), "rdma-allure")
+        config.pluginmanager.register(JunitFile(options.junit, results), "rdma-junit")

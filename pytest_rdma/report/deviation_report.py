@@ -1,11 +1,11 @@
 """A deviation is reported as what it is, not as a Python traceback.
 
-A `Deviation` already carries everything a reader needs: the page and section, what was
-expected, what the device did and a reproducer. pytest would also render the traceback of
+A `Deviation` already carries what a reader needs: what was expected and what the device did;
+its record adds the source and the reproducers. pytest would also render the traceback of
 every frame from the test function down to the `raise`, reading and parsing each frame's
-source file: in the lab, where those files sit on a 9p share under an emulated CPU, that
-cost about 0.8 s per deviation, more than the check itself (benchmarks/, issue 6). So the
-failure's representation is the deviation's own text and the place it was raised.
+source file: in the lab, under an emulated CPU, that cost more than the check itself
+(benchmarks/). So the failure's representation is the deviation's own text and where it was
+raised, as a plain string (public pytest API: a report's longrepr may be a str).
 
 `--tb=long` or `--full-trace` bring pytest's traceback back, for debugging a check.
 """
@@ -16,32 +16,19 @@ import copy
 from typing import Any
 
 import pytest
-from _pytest._code.code import ReprFileLocation, TerminalRepr
-from _pytest._io import TerminalWriter
 
 from pytest_rdma.outcomes import Deviation
 
 
-class DeviationRepr(TerminalRepr):
-    """The failure text of a deviation: its message, where it was raised, and added sections."""
+class DeviationText(str):
+    """The failure text; `reprcrash.message` is the one line JUnit and pytest's short summary show."""
 
-    def __init__(self, deviation: Deviation, path: str, lineno: int) -> None:
-        self.text = str(deviation)
-        # The one line JUnit's message and pytest's short summary show.
-        self.reprcrash = ReprFileLocation(path, lineno, f"Deviation: {deviation.expected} | "
-                                                        f"observed: {deviation.observed}")
-        self.sections: list[tuple[str, str, str]] = []
+    reprcrash: Any
 
-    def addsection(self, name: str, content: str, sep: str = "-") -> None:
-        self.sections.append((name, content, sep))
 
-    def toterminal(self, tw: TerminalWriter) -> None:
-        for line in self.text.splitlines():
-            tw.line(line, red=True, bold=True)
-        tw.line(f"{self.reprcrash.path}:{self.reprcrash.lineno}: raised here")
-        for name, content, sep in self.sections:
-            tw.sep(sep, name)
-            tw.line(content)
+class _Crash:
+    def __init__(self, path: str, lineno: int, message: str) -> None:
+        self.path, self.lineno, self.message = path, lineno, message
 
 
 def raised_at(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str, int]:
@@ -61,9 +48,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     excinfo = call.excinfo
     if excinfo is None or not isinstance(excinfo.value, Deviation) or wants_traceback(item.config):
         return None
-    # pytest takes a call whose excinfo is not an ExceptionInfo as the representation itself.
-    # The hook's own `call` keeps the exception, which xfail handling (waivers) and the
-    # recorder read.
+    deviation = excinfo.value
+    path, lineno = raised_at(excinfo)
+    text = DeviationText(f"{deviation}\n{path}:{lineno}: raised here")
+    text.reprcrash = _Crash(path, lineno, f"Deviation: {deviation.expected} | observed: {deviation.observed}")
+    # pytest takes a call whose excinfo is not an ExceptionInfo as the representation itself; the
+    # hook's own `call` keeps the exception, which xfail handling (waivers) and the recorder read.
     plain: Any = copy.copy(call)
-    plain.excinfo = DeviationRepr(excinfo.value, *raised_at(excinfo))
+    plain.excinfo = text
     return pytest.TestReport.from_item_and_call(item, plain)

@@ -27,6 +27,7 @@ import pytest
 
 from pytest_rdma.report.record import SCHEMA_VERSION
 from pytest_rdma.report.results import Results, counts
+from pytest_rdma.report.terminal import Summary
 
 
 def lines_path(path: Path) -> Path:
@@ -47,10 +48,11 @@ def _tool_version() -> str:
 
 
 class JsonResults:
-    def __init__(self, path: Path, results: Results, strict: bool, expectations: list[str]) -> None:
+    def __init__(self, path: Path, results: Results, summary: Summary, expectations: list[str]) -> None:
         self.path = path
         self.results = results
-        self.strict = strict
+        self.summary = summary
+        self.strict = summary.strict
         self.expectations = expectations
         self.started = _now()
         self.order: dict[str, int] = {}
@@ -94,9 +96,11 @@ class JsonResults:
             self._lines = None
         records = sorted(self.results.records, key=lambda r: (self.order.get(r["nodeid"], len(self.order)),
                                                                r["nodeid"]))
-        write(self.path, final_document(self.session_facts(), records, self.results.identities,
-                                        exitstatus=int(exitstatus), finished=_now(),
-                                        unfinished=self.results.unfinished))
+        document = final_document(self.session_facts(), records, self.results.identities,
+                                  exitstatus=int(session.exitstatus), finished=_now(),
+                                  unfinished=self.results.unfinished)
+        document["waivers"] = self.summary.waivers
+        write(self.path, document)
 
 
 def final_document(session: dict[str, Any], records: list[dict[str, Any]], devices: dict[str, Any],

@@ -1,10 +1,11 @@
-"""Where a check runs (an xdist worker, or the only process): attach a record to each report.
+"""Where checks run (an xdist worker, or the only process): a phase record on every report.
 
 The phase record goes on `report.__dict__[REPORT_KEY]` in an outermost makereport wrapper, so
 it sees the final outcome (after pytest's xfail handling) and survives xdist's report
 serialisation; the controller (results.py) reads it back. Waivers become pytest xfail marks
 once the device's driver is known (after setup), so pytest itself reports them as xfail and,
-in strict mode, a waived check that passes as a failure.
+in strict mode, a waived check that passes as a failure. A deviation's reproducers (C and
+Python) are written here, from the check's recorded calls, and named in its record.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import pytest
 
 from pytest_rdma.expectations import Expectations, Waiver
 from pytest_rdma.outcomes import DEVIATES, WAIVED, Deviation
-from pytest_rdma.report import allure_labels
-from pytest_rdma.report.options import Settings
-from pytest_rdma.report.record import REPORT_KEY, classify, default_reproducer, is_rdma_item, item_info
+from pytest_rdma.report import reproducers
+from pytest_rdma.report.record import REPORT_KEY, case_of, classify, evidence, is_rdma_item, item_info
+from pytest_rdma.running import RUN
+from pytest_rdma.settings import Settings
 
 INFO_KEY = pytest.StashKey[dict]()
 WAIVER_KEY = pytest.StashKey[Waiver]()
-# Identity facts recorded per test in JUnit XML (testsuite-level ones are in junit.py).
+# Identity facts recorded per test as JUnit properties (for pytest's own --junitxml).
 JUNIT_IDENTITY_FIELDS = ("driver", "node_type", "transport", "firmware", "vendor_id", "vendor_part_id")
 
 
@@ -34,7 +36,11 @@ class Recorder:
     def info(self, item: pytest.Item) -> dict[str, Any] | None:
         info = item.stash.get(INFO_KEY, None)
         if info is None and is_rdma_item(item):
-            info = item.stash[INFO_KEY] = item_info(item)
+            dut = getattr(item, "funcargs", {}).get("rdma_dut")
+            identity = dut.identity.as_dict() if getattr(dut, "identity", None) is not None else None
+            info = item_info(item, identity)
+            if identity is not None:  # complete once the device is open
+                item.stash[INFO_KEY] = info
         return info
 
     @pytest.hookimpl(hookwrapper=True)
@@ -44,56 +50,47 @@ class Recorder:
         info = self.info(item)
         if info is None:
             return
-        waiver = self.expectations.find(info["driver"], info["stable_id"]) if info["driver"] else None
+        waiver = self.expectations.find(info) if info["driver"] else None
         if waiver is not None:
             item.stash[WAIVER_KEY] = waiver
             # pytest's own xfail machinery does the rest: a Deviation is XFAIL; a pass is XPASS,
             # which strict turns into a failure. Only a Deviation is waived, never an error.
-            item.add_marker(pytest.mark.xfail(reason=waiver_reason(waiver), raises=Deviation,
+            item.add_marker(pytest.mark.xfail(reason=f"waived: {waiver.reason}", raises=Deviation,
                                               strict=self.settings.strict))
-        if self.settings.junit:
+        if self.settings.pytest_junit:
             item.user_properties.extend(junit_properties(info))
-        if self.settings.allure_dir is not None:
-            allure_labels.label_test(info)
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
-        info = item.stash.get(INFO_KEY, None)
-        if info is None or self.settings.allure_dir is None:
-            yield
-            return
-        step = allure_labels.CheckStep(info)
-        outcome = yield
-        step.finish(outcome.excinfo[1] if outcome.excinfo else None)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item,
-                                  call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
         info = self.info(item)
         if info is None:
             return
         exc = call.excinfo.value if call.excinfo is not None else None
+        run = item.stash.get(RUN, None)
         waiver = item.stash.get(WAIVER_KEY, None)
-        phase = classify(report, exc, waiver.as_dict() if waiver else None,
-                         default_reproducer(item.nodeid, info["device"]))
-        if phase["waiver"] and phase["waiver"]["status"] == "fixed" and report.failed:
-            report.longrepr = fixed_message(waiver, info)
-        if phase["outcome"] in (DEVIATES, WAIVED) and phase["reproducer"]:
-            _print_with_failure(report, "rdma reproducer", phase["reproducer"])
+        phase = classify(report, exc, run, waiver.as_dict() if waiver else None)
+        if report.when == "call":
+            if waiver is not None and isinstance(exc, Deviation) and not waiver.matches_observation(exc.observation):
+                # The waiver records another observation: what is seen now is a new deviation.
+                phase = _unwaive(report, phase, waiver, exc)
+            phase.update(evidence(run))
+            if phase["outcome"] in (DEVIATES, WAIVED) and run is not None and case_of(item) is not None:
+                phase["reproducer"] = reproducers.write(self.settings, info, run, exc)
         report.__dict__[REPORT_KEY] = {"info": info, "phase": phase}
 
 
-def waiver_reason(waiver: Waiver) -> str:
-    return f"waived: {waiver.reason} [{waiver.link}] ({waiver.where})"
-
-
-def fixed_message(waiver: Waiver | None, info: dict[str, Any]) -> str:
-    where = f" at {waiver.where}" if waiver else ""
-    pattern = f" {waiver.pattern!r}" if waiver else ""
-    return (f"fixed: remove the waiver{pattern}{where}: {info['stable_id']} now conforms on "
-            f"{info['device']} (driver {info['driver']})")
+def _unwaive(report: pytest.TestReport, phase: dict[str, Any], waiver: Waiver, exc: Deviation) -> dict[str, Any]:
+    """A waived check whose observation differs from the waiver's: a failure, saying both."""
+    report.outcome = "failed"
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+    text = (f"waived {waiver.observed_text()}, observed {exc.observation} ({waiver.where}): the waiver holds only "
+            "for what it records")
+    report.longrepr = f"{text}\n{exc}"
+    return {**phase, "outcome": DEVIATES, "pytest_outcome": "failed",
+            "waiver": {**waiver.as_dict(), "status": "mismatch"}, "reason": text}
 
 
 def junit_properties(info: dict[str, Any]) -> list[tuple[str, str]]:
@@ -102,13 +99,3 @@ def junit_properties(info: dict[str, Any]) -> list[tuple[str, str]]:
     props += [(f"rdma.{key}", str(identity[key])) for key in JUNIT_IDENTITY_FIELDS if key in identity]
     props += [(f"rdma.{key}", info[key]) for key in ("verb", "claim", "case_id", "ref") if info.get(key)]
     return props
-
-
-def _print_with_failure(report: pytest.TestReport, title: str, text: str) -> None:
-    # Inside the failure's own representation, so it is printed with it (and travels with it
-    # under xdist, and lands in JUnit's failure text), whatever --show-capture says.
-    longrepr = report.longrepr
-    if hasattr(longrepr, "addsection"):
-        longrepr.addsection(title, text)
-    else:
-        report.sections.append((title, text))

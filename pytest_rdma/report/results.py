@@ -3,8 +3,9 @@
 Runs only where results are written (the controller under xdist, else the only process).
 Each phase report carries a phase record (recorder.py); when a check's teardown report
 arrives its record is complete and is handed to the sinks (JSON lines, summary, ...). A
-crashed xdist worker sends no record: the crash report's node id is all there is, so the
-record is rebuilt from it (record.parse_nodeid).
+crashed xdist worker sends no record for the phase it died in: the check's setup record, when
+it arrived, says what the check was; otherwise its node id is looked up among the node ids
+the catalogue's cases have on the devices of this run.
 """
 
 from __future__ import annotations
@@ -13,26 +14,22 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_rdma.report.record import (
-    CRASH_MARK,
-    REPORT_KEY,
-    classify,
-    identity_of_device,
-    merge,
-    parse_nodeid,
-)
+from pytest_rdma.cases import Case
+from pytest_rdma.generate import active, expand
+from pytest_rdma.report.record import CRASH_MARK, REPORT_KEY, case_facts, classify, merge
 
 Sink = Callable[[dict[str, Any]], None]
 
 
 class Results:
-    def __init__(self, devices: list[str]) -> None:
+    def __init__(self, devices: tuple[str, ...]) -> None:
         self.devices = devices
         self.records: list[dict[str, Any]] = []
         self.identities: dict[str, dict[str, Any]] = {}
         self.sinks: list[Sink] = []
         self.unfinished: list[str] = []  # checks cut short before pytest reported an outcome for them
         self._pending: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str]] = {}
+        self._by_name: dict[str, tuple[Case | None, str]] | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = report.__dict__.get(REPORT_KEY)
@@ -52,15 +49,28 @@ class Results:
 
     def _crash(self, report: pytest.TestReport) -> dict[str, Any]:
         pending = self._pending.get(report.nodeid)
-        info = pending[0] if pending else parse_nodeid(report.nodeid, self.devices)
+        info = dict(pending[0]) if pending else self._lookup(report.nodeid)
         if not info.get("identity") and info.get("device"):
-            known = self.identities.get(info["device"])
-            info = {**info, "identity": known or identity_of_device(info["device"])}
-            info["driver"] = info["identity"].get("driver", "")
-        phase = classify(report, None, None)
-        phase["reproducer"] = (f"python -m pytest -p no:xdist '{report.nodeid}'"
-                               + (f" --rdma-dev {info['device']}" if info.get("device") else ""))
+            info["identity"] = self.identities.get(info["device"])
+            info["driver"] = (info["identity"] or {}).get("driver", "")
+        phase = classify(report, None, None, None)
+        phase["rerun"] = f"python -m pytest -p no:xdist '{report.nodeid}'" + (
+            f" --rdma-dev {info['device']}" if info.get("device") else "")
         return {"info": info, "phase": phase}
+
+    def _lookup(self, nodeid: str) -> dict[str, Any]:
+        """What a check was, from its node id: the case whose id pytest gave it on one of our devices."""
+        if self._by_name is None:
+            self._by_name = {}
+            for verb in active().verbs:
+                for case in expand(verb):
+                    for device in self.devices or ("",):
+                        name = f"test_{case.verb}[{device}-{case.id}]" if device and verb.family == "ibv" else (
+                            f"test_{case.verb}[{case.id}]")
+                        self._by_name[name] = (case, device)
+        case, device = self._by_name.get(nodeid.rsplit("::", 1)[-1], (None, ""))
+        facts = case_facts(case) if isinstance(case, Case) else {"stable_id": nodeid, "verb": "", "claim": ""}
+        return {"nodeid": nodeid, "device": device, "driver": "", "identity": None, **facts}
 
     def _finish(self, nodeid: str) -> None:
         info, phases, worker = self._pending.pop(nodeid)

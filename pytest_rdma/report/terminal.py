@@ -1,77 +1,144 @@
-"""The terminal summary: per driver, a verbs x outcomes table, then what deviated."""
+"""The terminal report a person reads at the end of a run, and the verdict that sets the exit code.
+
+Per device: one line of counts; then each deviation that no waiver covers, with its claim in
+words, what was observed and the paths of its reproducers; then one verdict line. Waived,
+unsupported and not-exercised checks are counted, and listed only with -r or -v. Checks whose
+outcome libibverbs or the kernel decided (above the provider) are counted apart: they are not
+the provider's score.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, OUTCOMES, TIMEOUT, WAIVED
-from pytest_rdma.report.results import Results, by_driver, counts
+import pytest
 
-# Outcomes whose evidence is worth reading in the summary, most serious first.
-LISTED = (DEVIATES, CRASH, TIMEOUT, ERROR, WAIVED)
+from pytest_rdma.expectations import Expectations, review
+from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.report.results import Results
 
-
-def render(records: list[dict[str, Any]], strict: bool = False) -> list[str]:
-    lines: list[str] = []
-    table = counts(records)
-    for driver, group in by_driver(records).items():
-        devices = sorted({r.get("device") or "-" for r in group})
-        lines.append(f"driver {driver} (devices: {', '.join(devices)}): {len(group)} checks")
-        lines += _table(table[driver])
-        for outcome in LISTED:
-            hits = [r for r in group if r["outcome"] == outcome]
-            if hits:
-                lines.append(f"  {outcome} ({len(hits)}):")
-                for record in hits:
-                    lines += _evidence(record)
-        fixed = [r for r in group if (r.get("waiver") or {}).get("status") == "fixed"]
-        for record in fixed:
-            waiver = record["waiver"]
-            verdict = "fails the run (--rdma-strict)" if strict else "XPASS"
-            where = f"{waiver['file']}:{waiver['line']}"
-            lines.append(f"  fixed: remove the waiver {waiver['pattern']!r} ({where}):"
-                         f" {record['device']} now conforms [{verdict}]")
-        lines.append("")
-    return lines
+COUNTED = (CONFORMS, DEVIATES, CRASH, TIMEOUT, ERROR, UNSUPPORTED, WAIVED, NOT_EXERCISED)
+FAILING = (DEVIATES, CRASH, TIMEOUT, ERROR)
+EXERCISED = (CONFORMS, DEVIATES, WAIVED, CRASH, TIMEOUT)
 
 
-def _table(verbs: dict[str, dict[str, int]]) -> list[str]:
-    columns = [o for o in OUTCOMES if any(o in cell for cell in verbs.values())]
-    width = max([len("verb")] + [len(v) for v in verbs])
-    head = "  " + "verb".ljust(width) + "".join(f" {c:>11}" for c in columns) + f" {'total':>6}"
-    rows = [head, "  " + "-" * (len(head) - 2)]
-    for verb in sorted(verbs):
-        cell = verbs[verb]
-        rows.append("  " + verb.ljust(width) + "".join(f" {cell.get(c, 0) or '.':>11}" for c in columns)
-                    + f" {sum(cell.values()):>6}")
-    return rows
+def by_device(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(record.get("device") or "", []).append(record)
+    return groups
 
 
-def _evidence(record: dict[str, Any]) -> list[str]:
-    lines = [f"    {record['nodeid']}"]
-    if record.get("ref"):
-        lines.append(f"      ref:      {record['ref']}")
+def count_line(device: str, group: Sequence[Mapping[str, Any]]) -> str:
+    driver = next((r.get("driver") for r in group if r.get("driver")), "") or "?"
+    counts = {outcome: sum(1 for r in group if r["outcome"] == outcome) for outcome in COUNTED}
+    shown = ", ".join(f"{n} {outcome}" for outcome, n in counts.items() if n or outcome in (CONFORMS, DEVIATES))
+    above = sum(1 for r in group if r.get("layer") not in ("", "provider", None) and r["outcome"] in EXERCISED)
+    note = f" ({above} of them decided above the provider, by libibverbs or the kernel)" if above else ""
+    return f"{device} ({driver}): {len(group)} checks: {shown}{note}"
+
+
+def verdict(device: str, group: Sequence[Mapping[str, Any]]) -> tuple[str, bool]:
+    """The verdict line of a device, and whether it fails the run."""
+    failing = [r for r in group if r["outcome"] in FAILING]
+    if failing:
+        kinds = ", ".join(f"{sum(1 for r in failing if r['outcome'] == o)} {o}" for o in FAILING
+                          if any(r["outcome"] == o for r in failing))
+        return f"{device}: FAILS: {kinds}", True
+    if not any(r["outcome"] in EXERCISED for r in group):
+        return (f"{device}: FAILS: nothing could be exercised on this device ({len(group)} checks unsupported or "
+                "not exercised): check the device, port and GID, or the provider"), True
+    waived = sum(1 for r in group if r["outcome"] == WAIVED)
+    extra = f", {waived} known deviations waived" if waived else ""
+    return f"{device}: PASSES: every exercised check conforms{extra}", False
+
+
+def deviation_lines(record: Mapping[str, Any], reproducers: str) -> list[str]:
+    lines = [f"  {record['stable_id']} [{record.get('ref', '')}]", f"      claim:    {record.get('claim_text', '')}"]
     if record.get("expected"):
         lines.append(f"      expected: {record['expected']}")
-    if record.get("waiver"):
-        waiver = record["waiver"]
-        where = f"{waiver['file']}:{waiver['line']}"
-        lines.append(f"      waiver:   {waiver['reason']} [{waiver['link']}] ({where})")
-    if record.get("observed"):
-        lines.append(f"      observed: {record['observed']}")
-    elif record.get("reason"):
-        lines.append(f"      reason:   {record['reason']}")
+    lines.append(f"      observed: {record.get('observed') or record.get('reason', '')}")
+    waiver = record.get("waiver") or {}
+    if waiver.get("status") == "mismatch":
+        lines.append(f"      waiver:   {waiver['file']}:{waiver['line']} records {waiver['observed']}: not this")
+    found = record.get("reproducer") or {}
+    if found.get("c"):
+        lines.append(f"      reproduce: {reproducers}/{found['c']} (C), {reproducers}/{found['python']} (Python)")
+    elif record.get("rerun"):
+        lines.append(f"      rerun:    {record['rerun']}")
     return lines
+
+
+def listed_lines(record: Mapping[str, Any]) -> list[str]:
+    why = record.get("reason") or record.get("observed") or ""
+    return [f"  {record['outcome']:<13} {record['stable_id']}: {why}"]
+
+
+def render(records: Sequence[Mapping[str, Any]], *, reproducers: str, verbose: bool,
+           waivers: Mapping[str, list[dict[str, Any]]] | None = None) -> tuple[list[str], bool]:
+    """The report's lines, and whether a device's verdict fails the run."""
+    lines: list[str] = []
+    fails = False
+    groups = by_device(records)
+    for device, group in groups.items():
+        lines.append(count_line(device or "no device", group))
+    for device, group in groups.items():
+        new = [r for r in group if r["outcome"] in FAILING]
+        if new:
+            lines.append("")
+            lines.append(f"{device or 'no device'}: {len(new)} not covered by a waiver:")
+            for record in new:
+                lines += deviation_lines(record, reproducers) if record["outcome"] == DEVIATES else listed_lines(record)
+        if verbose:
+            quiet = [r for r in group if r["outcome"] in (WAIVED, UNSUPPORTED, NOT_EXERCISED)]
+            if quiet:
+                lines.append(f"{device or 'no device'}: waived, unsupported and not exercised:")
+                for record in quiet:
+                    lines += listed_lines(record)
+    for name, found in (waivers or {}).items():
+        for waiver in found:
+            lines.append(f"waiver {name}: {waiver['file']}:{waiver['line']} {waiver['pattern']}: {waiver['why']}")
+    lines.append("")
+    for device, group in groups.items():
+        if not device:
+            continue  # checks of an API family without a provider: counted, never a device's verdict
+        line, failed = verdict(device, group)
+        lines.append(line)
+        fails = fails or failed
+    return lines, fails
 
 
 class Summary:
-    def __init__(self, results: Results, strict: bool) -> None:
-        self.results = results
-        self.strict = strict
+    """The end of the run: the report, and an exit status that a CI can trust."""
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.results.records:
+    def __init__(self, results: Results, expectations: Expectations, strict: bool, reproducers: str) -> None:
+        self.results = results
+        self.expectations = expectations
+        self.strict = strict
+        self.reproducers = reproducers
+        self.fails = False
+        self.waivers: dict[str, list[dict[str, Any]]] = {}
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # After Results (tryfirst) finished the records, before the file writers (trylast) record the status.
+        records = [r for r in self.results.records if r.get("device") or r.get("family")]
+        if not records:
             return
-        terminalreporter.section("rdma results per driver")
-        for line in render(self.results.records, self.strict):
+        self.waivers = review(self.expectations, records)
+        _, self.fails = render(records, reproducers=self.reproducers, verbose=False, waivers=self.waivers)
+        broken_waivers = self.strict and any(self.waivers.values())
+        if (self.fails or broken_waivers) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        records = [r for r in self.results.records if r.get("device") or r.get("family")]
+        if not records:
+            return
+        # -v, or -r with skips or xfails asked for (-rs, -rx, -ra, -rA): pytest's default -rfE lists neither.
+        chars = str(config.getoption("reportchars", "") or "")
+        verbose = config.get_verbosity() > 0 or any(c in chars for c in "sxaA")
+        lines, _ = render(records, reproducers=self.reproducers, verbose=verbose, waivers=self.waivers)
+        terminalreporter.section("rdma results per device")
+        for line in lines:
             terminalreporter.write_line(line)

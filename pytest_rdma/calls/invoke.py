@@ -1,0 +1,165 @@
+"""`Calls`: the recorder every verb call of a check goes through.
+
+`invoke(verb, args)` takes the verb's entry from the catalogue: its parameters' defaults are
+the call's base, `args` override them (a whole parameter by name, or one struct field by
+"param.field.path"), and `vars` fill the axes a default leaves open (Var). The result is a
+`Call` record, appended to `log` in the order the calls were made.
+
+Objects a call creates are owned here and destroyed, newest first, by `close()` with the
+verb the catalogue names as their destructor, unless the check destroyed them itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pytest_rdma.calls.convention import judge
+from pytest_rdma.calls.marshal import marshal, parse_ctype, read_struct
+from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.calls.values import Scope, resolve
+from pytest_rdma.cases import substitute
+from pytest_rdma.catalogue.model import RETURNS_POINTER, Verb
+from pytest_rdma.ibv import lib
+
+
+def return_ctype(verb: Verb) -> str:
+    """The C return type of the prototype: "struct ibv_cq *" of "struct ibv_cq *ibv_create_cq(...)"."""
+    head = verb.prototype.split("(", 1)[0]
+    name_at = head.rfind(verb.name)
+    text = head[:name_at] if name_at >= 0 else head.rsplit(" ", 1)[0]
+    return " ".join(text.replace("static inline", "").split())
+
+
+def kind_of_ctype(ctype: str) -> str:
+    """ "struct ibv_qp *" -> "qp"; "struct ibv_device **" -> "device_list"."""
+    parsed = parse_ctype(ctype)
+    base = parsed.base.removeprefix("ibv_")
+    return f"{base}_list" if parsed.pointers > 1 else base
+
+
+def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"cap": {"max_send_wr": 1}} -> {"cap.max_send_wr": 1}: one spelling for struct fields."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        path = f"{prefix}{key}"
+        if isinstance(item, Mapping):
+            out.update(flatten(item, path + "."))
+        else:
+            out[path] = item
+    return out
+
+
+def arguments(verb: Verb, overrides: Mapping[str, Any], variables: Mapping[str, Any]) -> dict[str, Any]:
+    """Each parameter's value: its default with `variables` put in, then `overrides` applied."""
+    defaults = {**verb.tables.get("vars", {}), **variables}
+    values: dict[str, Any] = {}
+    for param in verb.params:
+        default = substitute(param.default, defaults)
+        values[param.name] = flatten(default) if isinstance(default, Mapping) else default
+    names = {param.name for param in verb.params}
+    for key, value in overrides.items():
+        name, _, path = key.partition(".")
+        if name not in names:
+            raise LookupError(f"{verb.name} has no parameter {name!r} (given {key!r})")
+        if not path:
+            if isinstance(value, Mapping) and isinstance(values[name], Mapping):
+                values[name] = {**values[name], **flatten(value)}  # a struct given in part: merged into the default
+            else:
+                values[name] = flatten(value) if isinstance(value, Mapping) else value
+            continue
+        fields = dict(values[name]) if isinstance(values[name], Mapping) else {}
+        for existing in [k for k in fields if k == path or k.startswith(path + ".")]:
+            del fields[existing]  # a whole sub-struct given replaces its fields
+        fields.update(flatten(value, path + ".") if isinstance(value, Mapping) else {path: value})
+        values[name] = fields
+    return values
+
+
+class Calls:
+    """Makes and records a check's verb calls, and frees what they created."""
+
+    def __init__(self, verbs: Mapping[str, Verb], scope: Scope) -> None:
+        self.verbs = verbs
+        self.scope = scope
+        self.log: list[Call] = []
+        self.owned: list[tuple[Handle, str]] = []  # (object, the verb that destroys it)
+        self._counts: dict[str, int] = {}
+
+    def name(self, kind: str) -> str:
+        number = self._counts.get(kind, 0)
+        self._counts[kind] = number + 1
+        return f"{kind}{number}"
+
+    def invoke(
+        self,
+        verb_name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        variables: Mapping[str, Any] | None = None,
+        phase: str = "call",
+    ) -> Call:
+        verb = self.verbs[verb_name]
+        values = arguments(verb, args or {}, variables or {})
+        resolved = {name: resolve(value, self.scope) for name, value in values.items()}
+        marshalled = marshal([(p.name, p.ctype, p.direction) for p in verb.params], resolved)
+        raw = lib.call(verb.name, *marshalled.cargs)
+        judged = judge(verb.returns, raw.value, raw.errno)
+        outs = {name: read_struct(obj) for name, obj in marshalled.outs.items()}
+        result = self._result(verb, raw.value, judged.ok)
+        call = Call(
+            index=len(self.log),
+            verb=verb.name,
+            args=tuple(marshalled.shown),
+            value=raw.value,
+            result=result,
+            errno=judged.errno if judged.ok is False else raw.errno,
+            route=raw.route,
+            ok=judged.ok,
+            problem=judged.problem,
+            outs=outs,
+            phase=phase,
+        )
+        self.log.append(call)
+        if judged.ok:
+            self._track(verb, call)
+        return call
+
+    def _result(self, verb: Verb, value: Any, ok: bool | None) -> Any:
+        if verb.returns != RETURNS_POINTER or not ok:
+            return value
+        ctype = return_ctype(verb)
+        kind = kind_of_ctype(ctype)
+        return Handle(self.name(kind), kind, ctype, int(value))
+
+    def _track(self, verb: Verb, call: Call) -> None:
+        """Own what the call created; forget what it destroyed."""
+        if isinstance(call.result, Handle) and verb.contract.destroyed_by:
+            self.owned.append((call.result, verb.contract.destroyed_by))
+        for destroyed in verb.contract.destroys:
+            for name, shown in call.args:
+                if name == destroyed.role and isinstance(shown, Handle):
+                    shown.alive = False
+
+    def adopt(self, handle: Handle, destroyed_by: str) -> None:
+        self.owned.append((handle, destroyed_by))
+
+    def buffer(self, size: int) -> Handle:
+        """Zeroed, page-aligned memory (an anonymous mapping), freed with the check."""
+        memory = mmap.mmap(-1, max(size, 1))
+        address = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+        return Handle(self.name("buf"), "buffer", "void *", address, size=size, keep=memory)
+
+    def close(self, on_error: Callable[[Call], None] | None = None) -> None:
+        """Destroy what the check still owns, newest first; each destroy is recorded (teardown)."""
+        while self.owned:
+            handle, destroyer = self.owned.pop()
+            if not handle.alive:
+                continue
+            verb = self.verbs[destroyer]
+            call = self.invoke(destroyer, {verb.params[0].name: handle}, phase="teardown")
+            handle.alive = False
+            if call.failed and on_error is not None:
+                on_error(call)

@@ -1,0 +1,197 @@
+"""Concrete values <-> ctypes, by the C type of each parameter as the verb's entry spells it.
+
+A struct parameter given as a mapping of dotted field paths is built into the abi's struct
+(zeroed first, so only the fields named carry meaning) and passed by address; an out
+parameter is allocated here and read back after the call into plain nested dicts, which is
+what expectations and reports read. Pointers travel as addresses (ints), as the binding's
+prototypes take them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_rdma.calls.record import Handle, OutArg, StructArg, Sym
+from pytest_rdma.calls.values import number
+from pytest_rdma.ibv import abi
+
+_SCALAR_OUTS = {
+    "int": ctypes.c_int,
+    "uint8_t": ctypes.c_uint8,
+    "uint16_t": ctypes.c_uint16,
+    "uint32_t": ctypes.c_uint32,
+    "uint64_t": ctypes.c_uint64,
+    "__be64": ctypes.c_uint64,
+    "size_t": ctypes.c_size_t,
+}
+
+
+@dataclass(frozen=True)
+class CType:
+    """A parameter's C type, parsed: `struct ibv_qp_attr *` -> base "ibv_qp_attr", 1 pointer."""
+
+    text: str
+    base: str  # "ibv_qp_attr", "int", "void", "char"
+    aggregate: bool  # a struct or union
+    pointers: int
+
+    @property
+    def c_name(self) -> str:
+        """The aggregate's C spelling: "struct ibv_qp_attr" / "union ibv_gid"."""
+        keyword = "union" if self.text.replace("const", "").strip().startswith("union") else "struct"
+        return f"{keyword} {self.base}" if self.aggregate else self.base
+
+
+def parse_ctype(text: str) -> CType:
+    bare = " ".join(text.replace("const", " ").split())
+    pointers = bare.count("*")
+    words = bare.replace("*", " ").split()
+    aggregate = words[0] in ("struct", "union")
+    base = words[1] if aggregate else " ".join(words)
+    return CType(text, base, aggregate, pointers)
+
+
+def struct_class(name: str) -> Any:
+    try:
+        return getattr(abi, name)
+    except AttributeError:
+        raise LookupError(f"the ctypes binding has no struct {name} (pytest_rdma/ibv/abi)") from None
+
+
+def _set_field(target: Any, path: str, value: Any) -> None:
+    parts = path.split(".")
+    for part in parts[:-1]:
+        target = getattr(target, part)
+    last = parts[-1]
+    current = getattr(target, last)
+    if isinstance(value, (bytes, bytearray)) and isinstance(current, (ctypes.Array, ctypes.Structure, ctypes.Union)):
+        # A raw GID, a MAC address: copied over the field's bytes.
+        size = ctypes.sizeof(current)
+        if len(value) > size:
+            raise ValueError(f"{path}: {len(value)} bytes do not fit in {size}")
+        ctypes.memmove(ctypes.addressof(current), bytes(value), len(value))
+        return
+    setattr(target, last, number(value) if value is not None else 0)
+
+
+TRAILING = "specs"  # a struct followed in memory by further structs, as ibv_flow_attr and its specs
+
+
+def _filled(name: str, fields: Mapping[str, Any], into: Any = None) -> Any:
+    obj = into if into is not None else struct_class(name)()
+    for path, value in fields.items():
+        try:
+            _set_field(obj, path, value)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise LookupError(f"struct {name}: cannot set {path} = {value!r}: {exc}") from None
+    return obj
+
+
+def build_struct(name: str, fields: Mapping[str, Any]) -> tuple[Any, StructArg]:
+    """A zeroed abi struct with `fields` set, and its record.
+
+    A "specs" entry ((struct name, fields), ...) lays those structs out right after this one,
+    in one buffer, and sets the `size` fields the flow API reads: each spec's own, and the
+    head's as the size of the whole.
+    """
+    head_fields = {k: v for k, v in fields.items() if k != TRAILING}
+    specs = tuple(fields.get(TRAILING, ()))
+    if not specs:
+        return _filled(name, head_fields), StructArg(f"struct {name}", tuple(fields.items()))
+    head_type = struct_class(name)
+    spec_types = [struct_class(spec_name) for spec_name, _ in specs]
+    total = ctypes.sizeof(head_type) + sum(ctypes.sizeof(t) for t in spec_types)
+    memory = (ctypes.c_uint8 * total)()
+    head = _filled(name, head_fields, head_type.from_buffer(memory))
+    if "size" in dict(head_type._fields_) and "size" not in head_fields:
+        head.size = total
+    offset = ctypes.sizeof(head_type)
+    for (spec_name, spec_fields), spec_type in zip(specs, spec_types):
+        spec = _filled(spec_name, spec_fields, spec_type.from_buffer(memory, offset))
+        if "size" in dict(spec_type._fields_) and "size" not in spec_fields:
+            spec.size = ctypes.sizeof(spec_type)
+        offset += ctypes.sizeof(spec_type)
+    head._pytest_rdma_memory = memory  # the buffer must live as long as the struct that views it
+    return head, StructArg(f"struct {name}", tuple(fields.items()))
+
+
+def read_struct(obj: Any) -> Any:
+    """A ctypes value as plain data: structs and unions -> dicts, byte arrays -> bytes."""
+    if isinstance(obj, ctypes.Union) and obj._fields_ and _is_bytes(getattr(obj, obj._fields_[0][0])):
+        return bytes(getattr(obj, obj._fields_[0][0]))  # a raw union (union ibv_gid): its bytes
+    if isinstance(obj, (ctypes.Structure, ctypes.Union)):
+        out: dict[str, Any] = {}
+        for entry in obj._fields_:
+            name = entry[0]
+            value = read_struct(getattr(obj, name))
+            if name in getattr(obj, "_anonymous_", ()) and isinstance(value, dict):
+                out.update(value)  # an anonymous union's members are fields of the parent in C
+            out[name] = value
+        return out
+    if isinstance(obj, ctypes.Array):
+        if _is_bytes(obj):
+            return bytes(obj)
+        return [read_struct(item) for item in obj]
+    if isinstance(obj, ctypes._SimpleCData):  # noqa: SLF001 - the one public-enough base of c_int & co
+        return obj.value
+    return obj
+
+
+def _is_bytes(obj: Any) -> bool:
+    return isinstance(obj, ctypes.Array) and obj._type_ in (ctypes.c_uint8, ctypes.c_char, ctypes.c_ubyte)
+
+
+def read_object(handle: Handle) -> Any:
+    """The C struct an object handle points to, as plain data (a CQ's cqe, a QP's qp_num)."""
+    base = parse_ctype(handle.ctype).base
+    return read_struct(struct_class(base).from_address(handle.address))
+
+
+@dataclass
+class Marshalled:
+    """The C arguments of one call, what the record shows for each, and how to read outs back."""
+
+    cargs: list[Any]
+    shown: list[tuple[str, Any]]
+    outs: dict[str, Any]  # param name -> ctypes object to read back after the call
+    keep: list[Any]  # objects that must outlive the call
+
+
+def marshal(params: list[tuple[str, str, str]], values: Mapping[str, Any]) -> Marshalled:
+    """`params` are (name, ctype, direction); `values` the resolved value of each (None = NULL/0)."""
+    result = Marshalled([], [], {}, [])
+    for name, ctype_text, direction in params:
+        ctype = parse_ctype(ctype_text)
+        value = values.get(name)
+        carg, shown = _one(name, ctype, direction, value, result)
+        result.cargs.append(carg)
+        result.shown.append((name, shown))
+    return result
+
+
+def _one(name: str, ctype: CType, direction: str, value: Any, result: Marshalled) -> tuple[Any, Any]:
+    if ctype.pointers == 0:
+        return number(value) if value is not None else 0, value if value is not None else 0
+    if isinstance(value, Handle):
+        return value.address, value
+    if value is None and direction == "in":
+        return None, None
+    if ctype.aggregate and ctype.pointers == 1:
+        if isinstance(value, Mapping) or (value is None and direction != "in"):
+            obj, record = build_struct(ctype.base, value or {})
+            result.keep.append(obj)
+            if direction != "in":
+                result.outs[name] = obj
+            return ctypes.addressof(obj), record if value else OutArg(ctype.c_name)
+    if direction == "out" and value is None:
+        # A scalar or pointer written by the verb: int *, struct ibv_send_wr **, uint64_t *...
+        cell = _SCALAR_OUTS.get(ctype.base, ctypes.c_void_p)() if ctype.pointers == 1 else ctypes.c_void_p()
+        result.keep.append(cell)
+        result.outs[name] = cell
+        return ctypes.addressof(cell), OutArg(ctype.text.replace("*", "", 1).strip())
+    if isinstance(value, (int, Sym)):
+        return number(value), value  # an address given as a number (a deliberately bad pointer)
+    raise LookupError(f"parameter {name} ({ctype.text}): cannot pass {value!r}")

@@ -1,0 +1,116 @@
+"""What a recorded call is made of: plain data that the renderers and reporters read."""
+
+from __future__ import annotations
+
+import errno as errno_module
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+# Linux gives EOPNOTSUPP and ENOTSUP one number; the verbs pages and headers say EOPNOTSUPP.
+_PREFERRED = {errno_module.EOPNOTSUPP: "EOPNOTSUPP", errno_module.EWOULDBLOCK: "EAGAIN"}
+
+
+def errno_name(code: int) -> str:
+    if not code:
+        return "0"
+    return _PREFERRED.get(code) or errno_module.errorcode.get(code, str(code))
+
+
+@dataclass
+class Handle:
+    """A verbs object or buffer the check holds, under the C variable name the reproducer uses."""
+
+    name: str  # "pd0", "qp1", "buf0", "ctx"
+    kind: str  # "pd", "qp", "buffer", "context", ...
+    ctype: str  # "struct ibv_pd *", "void *"
+    address: int
+    size: int = 0  # for a buffer
+    keep: Any = None  # the Python object that keeps the memory alive (a buffer, a struct)
+    alive: bool = True  # False once a destroy verb freed it
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A value written by name in the catalogue (flags, enum members): the number and its text."""
+
+    value: int
+    text: str
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field of an object the check holds, read when the call was made: qp0->qp_num.
+
+    Kept by name, not only by value, because a reproducer runs again and gets new numbers.
+    """
+
+    value: int
+    handle: str
+    path: str
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __str__(self) -> str:
+        return f"{self.handle}->{self.path}"
+
+
+@dataclass(frozen=True)
+class StructArg:
+    """A struct passed by pointer: its C type and the fields set, in the order they were given."""
+
+    ctype: str  # "struct ibv_qp_attr"
+    fields: tuple[tuple[str, Any], ...]  # (dotted path, Handle | Sym | int | bytes | None)
+
+
+@dataclass(frozen=True)
+class OutArg:
+    """An out parameter the call layer allocated: a struct, an int, ..."""
+
+    ctype: str  # "struct ibv_device_attr", "int"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One verb call as it happened."""
+
+    index: int
+    verb: str
+    args: tuple[tuple[str, Any], ...]  # parameter name -> Handle | Sym | int | StructArg | OutArg | None
+    value: Any  # the raw C return value (pointers as int or None)
+    result: Any  # the Handle a pointer became, or the value as the convention reads it
+    errno: int  # errno right after the call (set to 0 before it)
+    route: str  # who answered: "libibverbs", "provider:<op>", "libibverbs:<reason>"
+    ok: bool | None  # success by the verb's convention (None where the verb cannot fail)
+    problem: str = ""  # a breach of the return convention itself (negative errno, errno 0 on failure)
+    outs: Mapping[str, Any] = field(default_factory=dict)  # out/inout params read back after the call
+    phase: str = "call"  # "setup", "call", "step", "readback" or "teardown"
+
+    @property
+    def failed(self) -> bool:
+        return self.ok is False
+
+    @property
+    def errno_name(self) -> str:
+        return errno_name(self.errno)
+
+    def outcome_text(self) -> str:
+        """"-> 0", "-> qp1", "-> NULL, errno EINVAL (22)": what a step line ends with."""
+        shown = "NULL" if self.value is None else self.value
+        if self.ok is False:
+            text = f"-> {shown}, errno {self.errno_name} ({self.errno})"
+        else:
+            text = f"-> {self.result if self.result is not None else shown}"
+        return f"{text}; {self.problem}" if self.problem else text

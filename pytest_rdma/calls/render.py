@@ -1,0 +1,278 @@
+"""A check's recorded calls, rendered three ways from the one record: C, Python, and step lines.
+
+The C program is standalone (gcc repro.c -libverbs): it opens the device by name, makes the
+same calls with the same arguments (objects by the variable names the record gave them,
+fields of objects as expressions like qp0->qp_num, so a new run's numbers are used), prints
+each result, and exits 0 when the decisive call shows the observation again ("REPRODUCED"),
+1 when it does not, 2 when the setup before it failed. The Python script replays the same
+record through pytest-rdma's call layer (pytest_rdma.replay).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_rdma.calls.invoke import return_ctype
+from pytest_rdma.calls.marshal import TRAILING, parse_ctype
+from pytest_rdma.calls.record import Call, Field, Handle, OutArg, StructArg, Sym
+from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Verb
+
+SESSION_HANDLES = ("ctx", "device")
+
+
+def step_line(call: Call) -> str:
+    """One call as a person reads it: "ibv_modify_qp(qp0, {qp_state=IBV_QPS_INIT, ...}, IBV_QP_STATE) -> 0"."""
+    return f"{call.verb}({', '.join(_short(value) for _, value in call.args)}) {call.outcome_text()}"
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, StructArg):
+        inner = ", ".join(f"{path}={_short(v)}" for path, v in value.fields if path != TRAILING)
+        specs = dict(value.fields).get(TRAILING, ())
+        more = "".join(f" + {name}{{...}}" for name, _ in specs)
+        return f"{{{inner}}}{more}"
+    if isinstance(value, OutArg):
+        return f"&({value.ctype})"
+    if isinstance(value, bytes):
+        return value.hex()
+    return "NULL" if value is None else str(value)
+
+
+# -- C ---------------------------------------------------------------------------------------------
+def c_literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, (Sym, Handle, Field)):
+        return str(value)
+    if isinstance(value, int):
+        return str(value) if -(1 << 31) <= value < (1 << 31) else f"{value:#x}ULL"
+    if isinstance(value, str):
+        return json.dumps(value)
+    raise TypeError(f"cannot write {value!r} in C")
+
+
+def _c_bytes(data: bytes) -> str:
+    return '"' + "".join(f"\\x{byte:02x}" for byte in data) + '"'
+
+
+class CProgram:
+    """Builds the C text of one check's calls."""
+
+    def __init__(self, verbs: Mapping[str, Verb], device: str) -> None:
+        self.verbs = verbs
+        self.device = device
+        self.lines: list[str] = []
+        self.declared: set[str] = set(SESSION_HANDLES)
+
+    def emit(self, text: str = "") -> None:
+        self.lines.append(f"\t{text}" if text else "")
+
+    def struct(self, name: str, arg: StructArg) -> str:
+        """Declare and fill a struct argument; the expression that passes it."""
+        specs = dict(arg.fields).get(TRAILING, ())
+        if specs:
+            members = " ".join(f"{parse_ctype(spec).c_name} spec{i};" for i, (spec, _) in enumerate(specs))
+            self.emit(f"struct {{ {arg.ctype} attr; {members} }} __attribute__((packed)) {name};")
+            head, passed = f"{name}.attr", f"&{name}.attr"
+        else:
+            self.emit(f"{arg.ctype} {name};")
+            head, passed = name, f"&{name}"
+        self.emit(f"memset(&{name}, 0, sizeof({name}));")
+        self.assign(head, [(p, v) for p, v in arg.fields if p != TRAILING])
+        for index, (_, fields) in enumerate(specs):
+            spec = f"{name}.spec{index}"
+            self.assign(spec, list(fields.items()))
+            if "size" not in fields:
+                self.emit(f"{spec}.size = sizeof({spec});")
+        if specs and not any(path == "size" for path, _ in arg.fields):
+            self.emit(f"{head}.size = sizeof({name});")
+        return passed
+
+    def assign(self, target: str, fields: Sequence[tuple[str, Any]]) -> None:
+        for path, value in fields:
+            if isinstance(value, (bytes, bytearray)):
+                self.emit(f"memcpy(&{target}.{path}, {_c_bytes(bytes(value))}, {len(value)});")
+            else:
+                self.emit(f"{target}.{path} = {c_literal(value)};")
+
+    def call(self, call: Call, decisive: bool) -> None:
+        verb = self.verbs[call.verb]
+        self.emit(f"/* [{call.index}] {call.phase}{': the call the verdict rests on' if decisive else ''} */")
+        passed = []
+        for name, value in call.args:
+            var = f"a{call.index}_{name}"
+            if isinstance(value, StructArg):
+                passed.append(self.struct(var, value))
+            elif isinstance(value, OutArg):
+                base = parse_ctype(value.ctype)
+                self.emit(f"{value.ctype if base.pointers or not base.aggregate else base.c_name} {var};")
+                self.emit(f"memset(&{var}, 0, sizeof({var}));")
+                passed.append(f"&{var}")
+            elif isinstance(value, Handle) and value.kind == "buffer" and value.name not in self.declared:
+                self.emit(f"void *{value.name} = aligned_alloc(4096, ({value.size} + 4095) / 4096 * 4096);")
+                self.emit(f"memset({value.name}, 0, ({value.size} + 4095) / 4096 * 4096);")
+                self.declared.add(value.name)
+                passed.append(value.name)
+            else:
+                passed.append(c_literal(value))
+        self.emit("errno = 0;")
+        invocation = f"{call.verb}({', '.join(passed)})"
+        result = self.result_name(call)
+        if verb.returns == RETURNS_VOID:
+            self.emit(f"{invocation};")
+        else:
+            ctype = return_ctype(verb)
+            self.emit(f"{ctype} {result} = {invocation};" if result not in self.declared else f"{result} = {invocation};")
+            self.declared.add(result)
+        self.emit(f"int e{call.index} = errno;")
+        self.report(call, verb, result)
+        if call.phase == "setup" and not decisive and verb.returns in (RETURNS_POINTER, RETURNS_ERRNO) and call.ok:
+            failed = f"!{result}" if verb.returns == RETURNS_POINTER else f"{result} != 0"
+            self.emit(f'if ({failed}) {{ puts("SETUP FAILED at [{call.index}] {call.verb}"); return 2; }}')
+
+    def result_name(self, call: Call) -> str:
+        return call.result.name if isinstance(call.result, Handle) else f"r{call.index}"
+
+    def report(self, call: Call, verb: Verb, result: str) -> None:
+        tag = f"[{call.index}] {call.verb}"
+        if verb.returns == RETURNS_VOID:
+            self.emit(f'printf("{tag}\\n");')
+        elif verb.returns == RETURNS_POINTER or "*" in return_ctype(verb):
+            self.emit(f'printf("{tag} -> %p (errno %d)\\n", (void *){result}, e{call.index});')
+        else:
+            self.emit(f'printf("{tag} -> %lld (errno %d)\\n", (long long){result}, e{call.index});')
+
+
+def observation_c(call: Call, verb: Verb, observation: Mapping[str, Any], program: CProgram) -> str:
+    """A C condition that holds when the decisive call shows the observation again ("" if none can)."""
+    result = program.result_name(call)
+    if "returned" in observation:
+        return f"{result} != NULL" if verb.returns == RETURNS_POINTER else f"{result} == 0"
+    if "errno" in observation:
+        import errno as errno_module
+
+        code = getattr(errno_module, str(observation["errno"]), None)
+        if code is None:
+            return ""
+        if verb.returns == RETURNS_ERRNO:
+            return f"{result} == {code}"
+        return f"e{call.index} == {code}"
+    if "problem" in observation:
+        return f"{result} < 0" if verb.returns == RETURNS_ERRNO else f"!{result} && e{call.index} == 0"
+    return ""
+
+
+def c_program(
+    verbs: Mapping[str, Verb],
+    device: str,
+    calls: Sequence[Call],
+    *,
+    header: Sequence[str] = (),
+    decisive: int | None = None,
+    observation: Mapping[str, Any] | None = None,
+) -> str:
+    """The standalone C reproducer of `calls` on `device`."""
+    program = CProgram(verbs, device)
+    condition = ""
+    for call in calls:
+        if call.phase == "teardown":
+            continue
+        program.call(call, call.index == decisive)
+        if call.index == decisive and observation:
+            condition = observation_c(call, verbs[call.verb], observation, program)
+    if condition:
+        program.emit(f'if ({condition}) {{ puts("REPRODUCED"); return 0; }}')
+        program.emit('puts("NOT REPRODUCED"); return 1;')
+    else:
+        program.emit('puts("DONE: compare the results printed above with the observation"); return 3;')
+    comment = "\n".join(f" * {line}" for line in header)
+    return PROLOGUE.format(comment=comment, device=json.dumps(device)) + "\n".join(program.lines) + "\n}\n"
+
+
+PROLOGUE = """/*
+{comment}
+ *
+ * Reproducer written by pytest-rdma. Build and run on the machine with the device:
+ *   gcc -o repro repro.c -libverbs && ./repro
+ * Exit status: 0 the deviation reproduced, 1 it did not, 2 the setup failed, 3 no automatic verdict.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+int main(void)
+{{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_device *device = NULL;
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), {device}))
+			device = list[i];
+	if (!device) {{ fprintf(stderr, "no device %s\\n", {device}); return 2; }}
+	struct ibv_context *ctx = ibv_open_device(device);
+	if (!ctx) {{ perror("ibv_open_device"); return 2; }}
+
+"""
+
+
+# -- Python ----------------------------------------------------------------------------------------
+def encode(value: Any) -> Any:
+    """A recorded value as JSON the replay understands."""
+    if isinstance(value, Handle):
+        if value.kind == "buffer":
+            return {"$buffer": value.size, "$name": value.name}
+        return {"$handle": value.name}
+    if isinstance(value, Field):
+        return {"$field": [value.handle, value.path]}
+    if isinstance(value, Sym):
+        return value.text
+    if isinstance(value, (bytes, bytearray)):
+        return {"$bytes": bytes(value).hex()}
+    if isinstance(value, StructArg):
+        out: dict[str, Any] = {}
+        for path, item in value.fields:
+            if path == TRAILING:
+                out[TRAILING] = [[name, {k: encode(v) for k, v in fields.items()}] for name, fields in item]
+            else:
+                out[path] = encode(item)
+        return out
+    if isinstance(value, OutArg):
+        return None
+    return value
+
+
+def python_script(
+    device: str,
+    calls: Sequence[Call],
+    *,
+    header: Sequence[str] = (),
+    decisive: int | None = None,
+    observation: Mapping[str, Any] | None = None,
+) -> str:
+    records = [
+        {
+            "index": call.index,
+            "verb": call.verb,
+            "args": {name: encode(value) for name, value in call.args},
+            "as": call.result.name if isinstance(call.result, Handle) else None,
+            "phase": call.phase,
+        }
+        for call in calls
+        if call.phase != "teardown"
+    ]
+    doc = "\n".join(header)
+    return (
+        "#!/usr/bin/env python3\n"
+        f'"""{doc}\n\nReplays the recorded calls through pytest-rdma\'s call layer (pip install pytest-rdma).\n'
+        'Exit status: 0 the deviation reproduced, 1 it did not, 2 the setup failed, 3 no automatic verdict."""\n'
+        "from pytest_rdma.replay import replay\n\n"
+        f"CALLS = {json.dumps(records, indent=1)}\n\n"
+        f"raise SystemExit(replay({device!r}, CALLS, decisive={decisive!r}, "
+        f"observation={json.dumps(dict(observation or {}))}))\n"
+    )

@@ -1,0 +1,153 @@
+"""Cases: what one generated check is about, built once at collection from the catalogue.
+
+A `Case` is frozen and carries everything a reporter needs (verb, claim in words, its
+sources, transports, the layer that decides it, readable parameters, stable id), so no
+reporter parses an id or a message to get them back. Its `spec` is what the claim's kind
+runs: the claim's call, expectations and steps with this case's axis values put in.
+
+Expansion is pure and deterministic: the same catalogue gives the same cases, in the same
+order, on any host.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from pytest_rdma.catalogue.model import Claim, Source, Var, Verb
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generated check: a claim of a verb applied to one set of parameters."""
+
+    verb: str
+    claim: str
+    kind: str
+    variant: str  # readable, e.g. "RC-INIT>RTR-without-AV"
+    says: str  # the claim in our words
+    sources: tuple[Source, ...]  # the page section first, then any other source
+    transports: tuple[str, ...]
+    layer: str  # who decides the outcome: provider, kernel or libibverbs
+    axes: tuple[tuple[str, str], ...] = ()  # readable parameters: (name, value)
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    blocked: str = ""  # why the case cannot run anywhere (no provider of its API family)
+    family: str = "ibv"
+
+    @property
+    def id(self) -> str:
+        """The case id: "<claim>-<variant>"; with the verb, the stable id a waiver names."""
+        return f"{self.claim}-{self.variant}" if self.variant else self.claim
+
+    @property
+    def stable_id(self) -> str:
+        """Device-independent, so one expectations file serves every device of a driver."""
+        return f"test_{self.verb}[{self.id}]"
+
+    @property
+    def ref(self) -> str:
+        return self.sources[0].text if self.sources else ""
+
+    @property
+    def title(self) -> str:
+        """The claim in words plus the case: what a report shows as the result's name."""
+        shown = ", ".join(f"{name} {value}" for name, value in self.axes)
+        return f"{self.says} [{shown}]" if shown else self.says
+
+
+def frozen(data: Any) -> Any:
+    """A deep copy that cannot be mutated: mappings become read-only, lists tuples."""
+    if isinstance(data, Mapping):
+        return MappingProxyType({key: frozen(value) for key, value in data.items()})
+    if isinstance(data, (list, tuple)):
+        return tuple(frozen(item) for item in data)
+    return data
+
+
+def substitute(data: Any, values: Mapping[str, Any]) -> Any:
+    """`data` with each Var of an axis replaced by its value and "{axis}" filled in strings.
+
+    Dataclass values (Dev, Need, Expect, Step, ...) are rebuilt with their fields substituted,
+    so "attr.{limit}" in a Dev path or a key "cap.{field}" follows the case.
+    """
+    if isinstance(data, Var):
+        return values[data.name] if data.name in values else data
+    if isinstance(data, str):
+        return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data)
+    if isinstance(data, Mapping):
+        return {substitute(key, values): substitute(value, values) for key, value in data.items()}
+    if isinstance(data, tuple):
+        return tuple(substitute(item, values) for item in data)
+    if isinstance(data, list):
+        return [substitute(item, values) for item in data]
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        changes = {f.name: substitute(getattr(data, f.name), values) for f in dataclasses.fields(data)}
+        return dataclasses.replace(data, **changes)
+    return data
+
+
+def combinations(over: Mapping[Any, tuple[Any, ...]]) -> Iterator[dict[str, Any]]:
+    """Every combination of the axes, in the order written; a tuple key zips several axes."""
+    names: list[tuple[str, ...]] = []
+    columns: list[tuple[Any, ...]] = []
+    for key, options in over.items():
+        keys = key if isinstance(key, tuple) else (key,)
+        names.append(keys)
+        columns.append(tuple(option if isinstance(key, tuple) else (option,) for option in options))
+    for row in itertools.product(*columns):
+        values: dict[str, Any] = {}
+        for keys, option in zip(names, row):
+            values.update(zip(keys, option))
+        yield values
+
+
+def readable(value: Any) -> str:
+    """A parameter as a person reads it: names, not reprs."""
+    if isinstance(value, str):
+        return value.removeprefix("IBV_QPT_")
+    if isinstance(value, (tuple, list)):
+        return "+".join(readable(item) for item in value)
+    if dataclasses.is_dataclass(value) and hasattr(value, "path"):
+        return str(value.path)
+    return str(value)
+
+
+def make_case(verb: Verb, claim: Claim, variant: str, values: Mapping[str, Any], **spec: Any) -> Case:
+    """A case of `claim` with its axis `values` put into the claim's data and into `spec`."""
+    base = {
+        "call": claim.call,
+        "expect": claim.expect,
+        "errnos": claim.errnos,
+        "needs": claim.needs,
+        "steps": claim.steps,
+        "params": claim.params,
+        "vars": dict(values),
+    }
+    base.update(spec)
+    return Case(
+        verb=verb.name,
+        claim=claim.id,
+        kind=claim.kind,
+        variant=variant,
+        says=claim.says,
+        sources=verb.sources(claim),
+        transports=claim.transports,
+        layer=claim.layer,
+        axes=tuple((str(name), readable(value)) for name, value in values.items()),
+        spec=frozen(substitute(base, values)),
+        family=verb.family,
+    )
+
+
+def axis_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
+    """The default expansion: one case per combination of the claim's axes, named by `variant`."""
+    for values in combinations(claim.over) if claim.over else iter([{}]):
+        variant = claim.variant.format(**{k: readable(v) for k, v in values.items()}) if claim.variant else ""
+        yield make_case(verb, claim, variant, values)

@@ -1,0 +1,211 @@
+"""Kinds that judge the verb's own call: it succeeds and its results hold, or it is refused.
+
+- succeeds: the call returns success and every expectation over what it returned holds;
+- refused: the call fails with an errno the source allows (and, with `then`, the objects it
+  touched stay usable);
+- distinct: many calls, each result valid, no two alike (QP numbers, PD handles);
+- gated: where the device advertises a capability the call succeeds, where it does not the
+  call is refused;
+- limit: a request at a device maximum is honoured, one above it is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_rdma.calls.record import Call
+from pytest_rdma.catalogue.model import Cap, Step
+from pytest_rdma.kinds.check import Check
+from pytest_rdma.kinds.registry import kind
+from pytest_rdma.outcomes import NotExercised, Unsupported
+
+ANY_ERRNO = "errno"  # an Error entry that names no specific errno
+
+
+def prepare(check: Check) -> None:
+    """What every kind does first: the rule's transports, the capabilities it needs, its steps."""
+    check.require_transport()
+    check.require(check.spec.get("needs", ()))
+    check.run_steps(check.spec.get("steps", ()))
+
+
+def allowed_errnos(check: Check) -> tuple[str, ...]:
+    """The errnos a refusal may carry: the claim's, else every one the page lists (none: any)."""
+    named = tuple(check.spec.get("errnos", ()))
+    if named:
+        return named
+    return tuple(e.errno for e in check.verb.errors if e.errno != ANY_ERRNO)
+
+
+def excused(check: Check, call: Call) -> str:
+    """Why a failure of this call does not decide the claim (the source allows it), or ""."""
+    variables = check.spec.get("vars", {})
+    for rule in check.spec.get("params", {}).get("excused", ()):
+        *when, errno, reason = rule
+        if when and variables.get(when[0]) != when[1]:
+            continue
+        if errno in ("*", call.errno_name):
+            return reason
+    return ""
+
+
+def then(check: Check, steps: Sequence[Step]) -> None:
+    """Calls after the claim's own that the claim promises succeed (destroy returns 0, still usable)."""
+    for step in steps:
+        call = check.calls.invoke(step.verb, step.args, variables=check.spec.get("vars", {}), phase="step")
+        if step.name:
+            check.steps[step.name] = call
+        if step.expect == "ok" and not call.ok:
+            raise check.failure(call, f"{step.verb} succeeds afterwards")
+
+
+def not_supported(check: Check, call: Call) -> None:
+    """Unsupported when the call failed with the answer its header or page defines as "not implemented"."""
+    why = check.catalogue[call.verb].tables.get("not_supported", {}).get(call.errno_name)
+    if why:
+        raise Unsupported(f"{call.verb} answered {call.errno_name}: {why}")
+
+
+def expect_success(check: Check, call: Call) -> None:
+    if call.ok:
+        return
+    not_supported(check, call)
+    reason = excused(check, call)
+    if reason:
+        raise NotExercised(f"{call.verb} failed with {call.errno_name}, which does not decide this claim: {reason}")
+    raise check.failure(call, f"{call.verb} succeeds")
+
+
+def expect_refusal(check: Check, call: Call, why: str = "") -> None:
+    """The call failed, with an allowed errno and within its return convention."""
+    allowed = allowed_errnos(check)
+    refusal = f"refused with {' or '.join(allowed)}" if allowed else "refused"
+    if why:
+        refusal += f" ({why})"
+    if call.ok:
+        raise check.deviation(refusal, f"{call.verb} succeeded {call.outcome_text()}", {"returned": "success"}, call)
+    if call.problem:
+        raise check.deviation(refusal, f"{call.verb} {call.outcome_text()}", {"problem": call.problem}, call)
+    if allowed and call.errno_name not in allowed:
+        not_supported(check, call)
+        raise check.deviation(refusal, f"errno {call.errno_name}", {"errno": call.errno_name}, call)
+
+
+def expect_around(check: Check, call: Call, expects: Sequence[Any], steps: Sequence[Step]) -> None:
+    """Expectations on the call itself, then the `then` steps, then expectations on their results.
+
+    In that order because a `then` step may free what the call returned (ibv_dereg_mr), and
+    an expectation may read what a `then` step reported (ibv_query_qp after the create).
+    """
+    later = {step.name for step in steps if step.name}
+    check.expect(call, [e for e in expects if e.left.split(".")[0] not in later])
+    then(check, steps)
+    check.expect(call, [e for e in expects if e.left.split(".")[0] in later])
+
+
+@kind("succeeds")
+def succeeds(check: Check) -> None:
+    """The call succeeds and what it returns or writes back satisfies every expectation."""
+    prepare(check)
+    call = check.call()
+    expect_success(check, call)
+    expect_around(check, call, check.spec.get("expect", ()), check.spec.get("params", {}).get("then", ()))
+
+
+@kind("refused")
+def refused(check: Check) -> None:
+    """The call with an invalid argument is refused with an errno the source allows."""
+    prepare(check)
+    call = check.call()
+    expect_refusal(check, call)
+    then(check, check.spec.get("params", {}).get("then", ()))
+
+
+@kind("distinct")
+def distinct(check: Check) -> None:
+    """Many calls: each result satisfies the expectations, no two are alike, and each is destroyed with 0."""
+    prepare(check)
+    params: Mapping[str, Any] = check.spec["params"]
+    rotation = _rotation(check, params.get("cycle", ()))
+    if len(rotation) == 1:
+        check.require_vars(check.case.verb, check.spec.get("vars", {}))
+    values: list[Any] = []
+    calls: list[Call] = []
+    for index in range(int(params["count"])):
+        variables = {**check.spec.get("vars", {}), **rotation[index % len(rotation)]}
+        call = check.calls.invoke(check.case.verb, check.spec.get("call", {}), variables=variables)
+        expect_success(check, call)
+        check.expect(call, check.spec.get("expect", ()))
+        calls.append(call)
+        values.append(check.read(call, params["value"]))
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        second = values.index(repeated[0], values.index(repeated[0]) + 1)
+        raise check.deviation(
+            f"{len(values)} live results have distinct {params['value']}",
+            f"repeated: {repeated[:8]}",
+            {"repeated": repeated[:8]},
+            calls[second],
+            values=values,
+        )
+    failed = check.close()
+    if failed:
+        raise check.failure(failed[0], f"{failed[0].verb} of each one returns 0")
+
+
+def _rotation(check: Check, cycle: Sequence[Any]) -> list[dict[str, Any]]:
+    """The QP types (or other variable values) to cycle through, keeping only what the device advertises."""
+    if not cycle:
+        return [{}]
+    name = check.spec["params"].get("cycle_var", "qp_type")
+    needs = check.spec["params"].get("cycle_needs", {})
+    kept = [value for value in cycle if not any(check.dut.missing(cap) for cap in needs.get(value, ()))]
+    if len(kept) < 2:
+        shown = ", ".join(str(value).removeprefix("IBV_QPT_") for value in cycle)
+        raise Unsupported(f"the device advertises fewer than two of {shown}, so there is no mix")
+    return [{name: value} for value in kept]
+
+
+@kind("gated")
+def gated(check: Check) -> None:
+    """Where the device advertises the capability the call succeeds; where it does not, it is refused."""
+    check.require_transport()
+    check.require(check.spec.get("needs", ()))
+    params: Mapping[str, Any] = check.spec["params"]
+    gate: Cap = params["gate"]
+    missing = check.dut.missing(gate)
+    only = params.get("only", "")
+    if only == "advertised" and missing:
+        raise Unsupported(missing)
+    if only == "not-advertised" and not missing:
+        raise Unsupported(f"{gate.attr} is advertised: the claim is about devices without it")
+    check.run_steps(check.spec.get("steps", ()))
+    branch: Mapping[str, Any] = params.get("otherwise" if missing else "advertised", {})
+    call = check.call(branch.get("call", {}), verb=params.get("verb", ""))
+    if missing:
+        expect_refusal(check, call, f"the device reports {missing}")
+        return
+    expect_success(check, call)
+    expect_around(check, call, branch.get("expect", ()), branch.get("then", ()))
+
+
+@kind("limit")
+def limit(check: Check) -> None:
+    """A request at the device's maximum is honoured (NOTES lets it fail for memory); one above is refused."""
+    check.require_transport()
+    params: Mapping[str, Any] = check.spec["params"]
+    target = params["target"]
+    check.require(tuple(target.get("needs", ())) + tuple(check.spec.get("needs", ())))
+    where = check.spec["vars"]["where"]
+    maximum = int(check.fact(f"attr.{target['limit']}"))
+    if where == "above" and maximum >= C_INT_MAX:
+        raise NotExercised(f"{target['limit']} = {maximum}: no larger request fits the parameter's C type")
+    call = check.call(params[where], verb=target["verb"])
+    if where == "at":
+        expect_success(check, call)
+    else:
+        expect_refusal(check, call, f"{target['limit']} = {maximum} is the device's maximum")
+
+
+C_INT_MAX = (1 << 31) - 1

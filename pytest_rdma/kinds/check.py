@@ -1,0 +1,371 @@
+"""One case's run on the device: its calls, its resources, and how a kind states a verdict.
+
+`Check` is the `Scope` the call layer resolves values against. Resources are made the one
+way the catalogue gives for their kind (the producing verb, its parameters' defaults) and,
+when a state is asked for, moved there with the verb that moves that kind, step by step with
+the attributes its table requires. Kinds call the case's verb through `call()`, compare
+results through `expect()`, and raise the outcomes of pytest_rdma.outcomes.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_rdma.calls.invoke import Calls
+from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.record import Call, Field, Handle, Sym
+from pytest_rdma.calls.values import Unresolved, number, read_path
+from pytest_rdma.cases import Case
+from pytest_rdma.catalogue.index import Catalogue
+from pytest_rdma.catalogue.model import Arg, Cap, Expect, Need, Ref, Step
+from pytest_rdma.outcomes import Deviation, NotExercised, Unsupported
+from pytest_rdma.provider.device import DeviceUnderTest
+
+
+def _implies_zero(left: Any, right: Any) -> bool:
+    return bool(left) or not right
+
+
+COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+    "0=>0": _implies_zero,
+    "in": lambda left, right: right[0] <= left < right[1] if isinstance(right, tuple) and len(right) == 2 else left in right,
+    "has-once": lambda left, right: list(left).count(right) == 1,
+    "distinct": lambda left, _right: len(set(left)) == len(left),
+    "nonzero": lambda left, _right: bool(left),
+    "zero": lambda left, _right: not left,
+}
+OP_TEXT = {
+    "0=>0": "is 0 only if also",
+    "in": "in",
+    "has-once": "holds exactly once",
+    "distinct": "has no repeated element",
+    "nonzero": "is nonzero",
+    "zero": "is 0",
+}
+
+
+def plain(value: Any) -> Any:
+    """A resolved value as data to compare and show: Sym -> int, Handle -> its name."""
+    if isinstance(value, (Sym, Field)):
+        return value.value
+    if isinstance(value, Handle):
+        return value.name
+    return value
+
+
+class Check:
+    """The context of one case's run: implements calls.values.Scope."""
+
+    def __init__(self, case: Case, dut: DeviceUnderTest, catalogue: Catalogue) -> None:
+        self.case = case
+        self.dut = dut
+        self.catalogue = catalogue
+        self.verb = catalogue[case.verb]
+        self.spec: Mapping[str, Any] = case.spec
+        self.calls = Calls(catalogue.by_name, self)
+        self.steps: dict[str, Call] = {}
+        self.made: dict[tuple[Any, ...], Handle] = {}
+        self.subject: Handle | None = None  # the object a state walk is modifying (Ref("self"))
+
+    # -- Scope ---------------------------------------------------------------------------
+    def fact(self, path: str) -> Any:
+        return self.dut.fact(path)
+
+    def buffer(self, size: int) -> Handle:
+        return self.calls.buffer(size)
+
+    def struct(self, handle: Handle) -> Any:
+        return read_object(handle)
+
+    def step(self, name: str) -> Call:
+        if name == "self" and self.subject is not None:
+            return Call(-1, "", (), self.subject.address, self.subject, 0, "", True)
+        try:
+            return self.steps[name]
+        except KeyError:
+            raise Unresolved(f"{self.case.verb}: no step named {name!r} before this call") from None
+
+    def resource(self, need: Need) -> Handle:
+        if need.kind in ("context", "device"):
+            return self.dut.resource(need)
+        key = (need.kind, need.state, tuple(sorted((k, repr(v)) for k, v in need.spec.items())), need.label)
+        if key not in self.made:
+            self.made[key] = self._make(need)
+        return self.made[key]
+
+    # -- resources, the one way --------------------------------------------------------------
+    def _make(self, need: Need) -> Handle:
+        producer = self.catalogue.producer(need.kind)
+        names = {param.name for param in producer.params}
+        overrides = {k: v for k, v in need.spec.items() if k.split(".")[0] in names}
+        variables = {**producer.tables.get("vars", {})}
+        variables.update({k: v for k, v in need.spec.items() if k not in overrides})
+        self.require_vars(producer.name, variables)
+        call = self.calls.invoke(producer.name, overrides, variables=variables, phase="setup")
+        why = producer.tables.get("not_supported", {}).get(call.errno_name) if not call.ok else None
+        if why:
+            raise Unsupported(f"{producer.name} answered {call.errno_name}: {why}")
+        if not call.ok:
+            shown = ", ".join(f"{k} {v}" for k, v in variables.items())
+            raise self.deviation(
+                f"{producer.name} makes the {need.kind} this check needs ({shown}), which the device advertises",
+                f"{producer.name} failed: errno {call.errno_name}",
+                {"verb": producer.name, "errno": call.errno_name},
+                call,
+                ref=f"{producer.man} RETURN VALUE",
+            )
+        handle = call.result
+        if need.state:
+            self.walk(handle, need.kind, need.state, variables)
+        return handle
+
+    def walk(self, handle: Handle, kind: str, target: str, variables: Mapping[str, Any]) -> None:
+        """Move a fresh object to `target` along its mover's path, with the minimal attributes per step."""
+        mover = self.catalogue.mover(kind)
+        walk = mover.tables["walk"]
+        path: Sequence[str] = walk["path"]
+        through = walk.get("through", {}).get(target, target)  # ERR is reached from RTS
+        type_name = str(variables.get(walk["type_var"], "")).split("_")[-1]
+        for before, after in zip(path, path[1:]):
+            if path.index(before) >= path.index(through):
+                break
+            flags = walk["required"][_type_key(walk["required"], variables.get(walk["type_var"]), type_name)]
+            self.move(handle, mover.name, before, after, flags[f"{before}>{after}"], phase="setup", target=target)
+        if through != target:
+            self.move(handle, mover.name, through, target, ("IBV_QP_STATE",), phase="setup", target=target)
+
+    def move(
+        self,
+        handle: Handle,
+        mover: str,
+        before: str,
+        after: str,
+        flags: Sequence[str],
+        *,
+        phase: str,
+        target: str,
+    ) -> Call:
+        call = self.modify(handle, mover, before, after, flags, phase=phase)
+        if not call.ok:
+            raise NotExercised(
+                f"could not reach {target}: {mover} {before}>{after} with its required attributes failed "
+                f"(errno {call.errno_name})"
+            )
+        return call
+
+    def modify(
+        self,
+        handle: Handle,
+        mover: str,
+        before: str,
+        after: str,
+        flags: Sequence[str],
+        *,
+        fields: Mapping[str, Any] | None = None,
+        extra_bits: int = 0,
+        phase: str = "call",
+    ) -> Call:
+        """One state-machine call: the mover with valid values for `flags` (plus `fields` overriding them)."""
+        verb = self.catalogue[mover]
+        walk = verb.tables["walk"]
+        values = self.attr_values(mover, flags, before, after)
+        values.update(fields or {})
+        mask = Sym(sum(number(Sym_of(flag)) for flag in set(flags)) | extra_bits, _mask_text(flags, extra_bits))
+        self.subject = handle
+        try:
+            return self.calls.invoke(
+                mover,
+                {walk["object_param"]: handle, walk["attr_param"]: values, walk["mask_param"]: mask},
+                phase=phase,
+            )
+        finally:
+            self.subject = None
+
+    def attr_values(self, mover: str, flags: Sequence[str], before: str, after: str) -> dict[str, Any]:
+        from pytest_rdma.cases import substitute
+
+        table = self.catalogue[mover].tables["walk"]["values"]
+        out: dict[str, Any] = {}
+        for flag in flags:
+            out.update(substitute(table[flag], {"from": f"IBV_QPS_{before}", "to": f"IBV_QPS_{after}"}))
+        return out
+
+    # -- what kinds use ------------------------------------------------------------------------
+    def require(self, caps: Sequence[Cap]) -> None:
+        """Unsupported unless the device advertises every capability (naming the one it lacks)."""
+        for cap in caps:
+            why = self.dut.missing(cap)
+            if why:
+                raise Unsupported(why)
+
+    def require_transport(self) -> None:
+        transports = self.case.transports
+        if self.dut.transport not in transports:
+            rule = ", ".join(transports)
+            raise Unsupported(f"transport = {self.dut.transport}: this rule applies to {rule} ({self.case.ref})")
+
+    def run_steps(self, steps: Sequence[Step], phase: str = "step") -> None:
+        for step in steps:
+            call = self.calls.invoke(step.verb, step.args, variables=self.spec.get("vars", {}), phase=phase)
+            if step.name:
+                self.steps[step.name] = call
+            if step.expect == "ok" and not call.ok:
+                raise NotExercised(f"{step.verb} failed (errno {call.errno_name}) before the check proper")
+            if step.expect == "fails" and call.ok:
+                raise NotExercised(f"{step.verb} succeeded where the check needs it to fail")
+
+    def call(self, overrides: Mapping[str, Any] | None = None, *, verb: str = "", name: str = "call") -> Call:
+        """The case's own call: its verb with the claim's arguments (and `overrides`)."""
+        args = {**self.spec.get("call", {}), **(overrides or {})}
+        variables = self.spec.get("vars", {})
+        self.require_vars(verb or self.case.verb, variables)
+        call = self.calls.invoke(verb or self.case.verb, args, variables=variables)
+        self.steps[name] = call
+        return call
+
+    def require_vars(self, verb: str, variables: Mapping[str, Any]) -> None:
+        """Unsupported where a variable picks something the device does not advertise (a QP type)."""
+        needs = self.catalogue[verb].tables.get("needs", {})
+        for name, value in variables.items():
+            self.require(needs.get(name, {}).get(value, ()))
+
+    def read(self, call: Call, left: str) -> Any:
+        """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>"."""
+        root, _, rest = left.partition(".")
+        if root == "ret":
+            data: Any = call.result
+            if isinstance(data, Handle) and data.kind == "device_list" and rest == "names":
+                return self.device_names(data)
+            if isinstance(data, Handle) and rest:
+                data = read_object(data)
+            return plain(read_path(data, rest)) if rest else plain(data)
+        if root == "errno":
+            return call.errno_name
+        if root in call.outs:
+            return plain(read_path(call.outs[root], rest))
+        for name, shown in call.args:
+            if name == root:
+                return plain(read_path(shown, rest)) if rest else plain(shown)
+        if root in self.steps and self.steps[root] is not call:
+            return self.read(self.steps[root], rest or "ret")
+        raise Unresolved(f"{left}: not a result of {call.verb}")
+
+    def device_names(self, listed: Handle) -> list[str]:
+        """The names of a NULL-terminated device list, each read with ibv_get_device_name."""
+        import ctypes
+
+        names = []
+        index = 0
+        while True:
+            address = ctypes.c_void_p.from_address(listed.address + index * ctypes.sizeof(ctypes.c_void_p)).value
+            if not address:
+                return names
+            device = Handle(f"{listed.name}[{index}]", "device", "struct ibv_device *", address)
+            call = self.calls.invoke("ibv_get_device_name", {"device": device}, phase="readback")
+            names.append((call.value or b"").decode())
+            index += 1
+
+    def value_of(self, call: Call, right: Any) -> Any:
+        if isinstance(right, Arg):
+            return self.argument(call, right.path)
+        if isinstance(right, Ref):
+            return self.read(self.steps[right.step], right.path or "ret")
+        from pytest_rdma.calls.values import resolve
+
+        return plain(resolve(right, self))
+
+    def argument(self, call: Call, path: str) -> Any:
+        """What `call` was given at `path` (a parameter, or a field of a struct parameter)."""
+        name, _, field = path.partition(".")
+        for param, shown in call.args:
+            if param != name:
+                continue
+            if not field:
+                return plain(shown)
+            for given, value in getattr(shown, "fields", ()):
+                if given == field:
+                    return plain(value)
+        raise Unresolved(f"{call.verb} was not given {path}")
+
+    def expect(self, call: Call, expects: Sequence[Expect], ref: str = "") -> None:
+        """Every expectation holds, or a Deviation naming the first that does not."""
+        for item in expects:
+            if self.dut.transport not in item.transports:
+                continue
+            left = self.read(call, item.left)
+            right = self.value_of(call, item.right) if item.right is not None else None
+            if not COMPARE[item.op](left, right):
+                shown = OP_TEXT.get(item.op, item.op)
+                target = f" {_show(item.right, right)}" if item.op not in ("nonzero", "zero") else ""
+                raise self.deviation(
+                    f"{item.left} {shown}{target}",
+                    f"{item.left} = {_show(None, left)}" + (f" against {_show(item.right, right)}" if target else ""),
+                    {"field": item.left, "value": left},
+                    call,
+                    ref=ref,
+                )
+
+    def deviation(
+        self,
+        expected: str,
+        observed: str,
+        observation: Mapping[str, Any],
+        call: Call | None = None,
+        *,
+        ref: str = "",
+        **details: Any,
+    ) -> Deviation:
+        if call is not None and call.problem:
+            observed = f"{observed} ({call.problem})"
+            observation = {**observation, "problem": call.problem}
+        return Deviation(expected, observed, dict(observation), ref, details, call.index if call else None)
+
+    def failure(self, call: Call, expected: str, ref: str = "") -> Deviation:
+        """The call failed where it must succeed."""
+        return self.deviation(expected, f"{call.verb} failed: errno {call.errno_name}", {"errno": call.errno_name},
+                              call, ref=ref)
+
+    def close(self) -> list[Call]:
+        """Free everything the check made; the teardown calls that failed."""
+        failed: list[Call] = []
+        self.calls.close(failed.append)
+        return failed
+
+
+def Sym_of(flag: str) -> Sym:  # noqa: N802 - reads as the constructor it stands for
+    from pytest_rdma.calls.values import flag_expr
+
+    return flag_expr(flag)
+
+
+def _mask_text(flags: Sequence[str], extra_bits: int) -> str:
+    parts = list(flags) + ([hex(extra_bits)] if extra_bits else [])
+    return " | ".join(parts) or "0"
+
+
+def _type_key(table: Mapping[str, Any], value: Any, short: str) -> str:
+    text = str(value)
+    if text in table:
+        return text
+    for key in table:
+        if text.endswith(key) or key == short:
+            return key
+    raise Unresolved(f"no state table for {text!r} (has {', '.join(table)})")
+
+
+def _show(spec: Any, value: Any) -> str:
+    """A compared value as a person reads it, saying where a reference came from."""
+    shown = value.hex() if isinstance(value, bytes) else repr(value) if isinstance(value, str) else str(value)
+    if isinstance(spec, Arg):
+        return f"{shown} (the {spec.path} given)"
+    if isinstance(spec, Ref):
+        return f"{shown} ({spec.step}.{spec.path})" if spec.path else f"{shown} ({spec.step})"
+    return shown

@@ -1,0 +1,131 @@
+"""Kinds that judge what query verbs report.
+
+- relation: relations between fields of one or more queries' results hold (a maximum is at
+  least 1; a capability reported as 0 leaves its dependent fields at 0; two verbs agree);
+- index-bounds: a table indexed from `base` answers at both ends and fails one beyond either;
+- exact-table: a pure function gives, for each input of a table, the output the page gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pytest_rdma.cases import Case, axis_cases, make_case
+from pytest_rdma.catalogue.model import Claim, Verb
+from pytest_rdma.kinds.calls import expect_refusal, expect_success, prepare
+from pytest_rdma.kinds.check import COMPARE, OP_TEXT, Check
+from pytest_rdma.kinds.registry import kind
+from pytest_rdma.outcomes import Unsupported
+
+# How a relation is named in a case id: "max_qp>=1", "a-zero-implies-zero-b".
+OP_ID = {"0=>0": "-zero-implies-zero-"}
+INDEX_ENDS = ("first", "last", "one-past-end", "before-first")
+
+
+def relation_id(left: str, op: str, right: Any) -> str:
+    return f"{left}{OP_ID.get(op, op)}{right}".replace("&", "-and-")
+
+
+def relation_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
+    """One case per relation (named by it), or per axis combination when the claim has axes."""
+    if claim.over:
+        yield from axis_cases(verb, claim)
+        return
+    for relation in claim.params["relations"]:
+        left, op, right = relation
+        yield make_case(verb, claim, relation_id(left, op, right), {}, relations=(relation,))
+
+
+def _field(check: Check, name: Any) -> tuple[str, Any]:
+    """(shown name, value) of one side: a number, or a field named relative to the claim's root."""
+    if isinstance(name, int):
+        return str(name), name
+    params = check.spec["params"]
+    text = str(name)
+    step, sep, path = text.partition(":")
+    if not sep:
+        step, path = params["root"].split(":", 1) if ":" in params["root"] else (params["root"], "")
+        name, amp, flag = text.partition("&")
+        path = f"{path}.{params.get('fields', {}).get(name, name)}{amp}{flag}".strip(".")
+        shown = text
+    else:
+        shown = path
+    masked = ""
+    if "&" in path:
+        path, masked = path.split("&", 1)
+    value = check.read(check.steps[step], path)
+    if masked:
+        from pytest_rdma.calls.values import flag_value
+
+        value = int(value) & flag_value(masked)
+    return shown, value
+
+
+@kind("relation", relation_cases)
+def relation(check: Check) -> None:
+    """Relations between fields of what query verbs report hold."""
+    prepare(check)
+    relations = check.spec.get("relations") or check.spec["params"]["relations"]
+    for left_name, op, right_name in relations:
+        left_shown, left = _field(check, left_name)
+        right_shown, right = _field(check, right_name)
+        if not COMPARE[op](left, right):
+            shown = "0 only if also 0:" if op == "0=>0" else OP_TEXT.get(op, op)
+            raise check.deviation(
+                f"{left_shown} {shown} {right_shown}",
+                f"{left_shown} = {left!r}, {right_shown} = {right!r}",
+                {"left": left_shown, "value": left, "right": right_shown, "right_value": right},
+                check.calls.log[-1] if check.calls.log else None,
+            )
+
+
+def index_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
+    length = str(claim.params["length"]).split(".")[-1]
+    for where in INDEX_ENDS:
+        yield make_case(verb, claim, f"{length}-{where}", {}, where=where)
+
+
+@kind("index-bounds", index_cases)
+def index_bounds(check: Check) -> None:
+    """A table indexed from `base` with `length` entries: both ends answer, one beyond either end fails."""
+    prepare(check)
+    params: Mapping[str, Any] = check.spec["params"]
+    length = int(check.fact(params["length"]))
+    base = int(params.get("base", 0))
+    where = check.spec["where"]
+    index = {"first": base, "last": base + length - 1, "one-past-end": base + length, "before-first": base - 1}[where]
+    inside = where in ("first", "last")
+    if inside and length == 0:
+        raise Unsupported(f"{params['length']} = 0: the table has no entry")
+    call = check.call({params["index"]: index})
+    if inside:
+        expect_success(check, call)
+    else:
+        expect_refusal(check, call, f"index {index} is outside {base}..{base + length - 1}")
+
+
+def table_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
+    for given, expected in claim.params["table"]:
+        name = str(given).removeprefix("IBV_")
+        yield make_case(verb, claim, name, {}, given=given, expected=expected)
+
+
+@kind("exact-table", table_cases)
+def exact_table(check: Check) -> None:
+    """A pure function's output for each input of the page's table."""
+    prepare(check)
+    params = check.spec["params"]
+    call = check.call({params["input"]: check.spec["given"]})
+    produced = check.read(call, params.get("output", "ret"))
+    expected = check.spec["expected"]
+    if isinstance(produced, bytes):
+        produced = produced.decode(errors="replace")
+    if produced != expected:
+        raise check.deviation(
+            f"{check.case.verb}({check.spec['given']}) returns {expected!r}",
+            f"it returned {produced!r}",
+            {"value": produced},
+            call,
+        )
+

@@ -1,0 +1,36 @@
+"""The registry of claim kinds and the decorator a kind module registers its run function with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from pytest_rdma.cases import Case, axis_cases
+from pytest_rdma.catalogue.model import Claim, Verb
+
+UNTESTABLE = "untestable"
+
+Expand = Callable[[Verb, Claim], Iterable[Case]]
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    expand: Expand
+    run: Callable[..., None]  # (check: Check) -> None
+    doc: str
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def kind(name: str, expand: Expand = axis_cases) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register `run` as the kind `name`, its cases made by `expand`."""
+
+    def register(run: Callable[..., None]) -> Callable[..., None]:
+        if name in KINDS:
+            raise ValueError(f"claim kind {name!r} registered twice")
+        KINDS[name] = Kind(name, expand, run, (run.__doc__ or "").strip().splitlines()[0])
+        return run
+
+    return register

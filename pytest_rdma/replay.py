@@ -1,0 +1,107 @@
+"""Replay a recorded check: the Python reproducer's engine.
+
+A reproducer script holds the record of a check's calls as JSON (render.python_script) and
+calls `replay(device, calls, ...)`: the same verbs, through the same call layer, with objects
+referred to by the names the record gave them. It prints each call and returns the exit
+status the C reproducer would: 0 when the decisive call shows the observation again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_rdma.calls.invoke import Calls
+from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.calls.render import step_line
+from pytest_rdma.catalogue.index import Catalogue
+from pytest_rdma.catalogue.model import Buffer, Need, Ref
+from pytest_rdma.provider.device import DeviceUnderTest
+from pytest_rdma.verbs import CATALOGUE
+
+
+def decode(value: Any) -> Any:
+    """JSON of render.encode -> a catalogue value the call layer resolves."""
+    if isinstance(value, Mapping):
+        if "$handle" in value:
+            return Ref(value["$handle"])
+        if "$field" in value:
+            return Ref(value["$field"][0], value["$field"][1])
+        if "$bytes" in value:
+            return bytes.fromhex(value["$bytes"])
+        if "$buffer" in value:
+            return Buffer(int(value["$buffer"]))
+        return {key: decode(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return tuple(decode(item) for item in value)
+    return value
+
+
+class ReplayScope:
+    """Resolves the record's names: the session's device and context, and every object made since."""
+
+    def __init__(self, device: str) -> None:
+        catalogue = Catalogue.of(CATALOGUE)
+        self.dut = DeviceUnderTest(device, catalogue)
+        self.named: dict[str, Handle] = {"ctx": self.dut.context, "device": self.dut.device}
+        self.calls = Calls(catalogue.by_name, self)
+
+    def fact(self, path: str) -> Any:
+        return self.dut.fact(path)
+
+    def resource(self, need: Need) -> Handle:
+        return self.dut.resource(need)
+
+    def buffer(self, size: int) -> Handle:
+        return self.calls.buffer(size)
+
+    def struct(self, handle: Handle) -> Any:
+        return read_object(handle)
+
+    def step(self, name: str) -> Call:
+        handle = self.named[name]
+        return Call(-1, "", (), handle.address, handle, 0, "", True)
+
+
+def observed(call: Call, observation: Mapping[str, Any]) -> bool | None:
+    """Whether `call` shows the observation (None when the observation is not one a replay decides)."""
+    if "returned" in observation:
+        return bool(call.ok)
+    if "errno" in observation:
+        return call.ok is False and call.errno_name == observation["errno"]
+    if "problem" in observation:
+        return bool(call.problem)
+    return None
+
+
+def replay(
+    device: str,
+    calls: Sequence[Mapping[str, Any]],
+    *,
+    decisive: int | None = None,
+    observation: Mapping[str, Any] | None = None,
+) -> int:
+    scope = ReplayScope(device)
+    verdict: bool | None = None
+    try:
+        for record in calls:
+            call = scope.calls.invoke(
+                record["verb"], {k: decode(v) for k, v in record["args"].items()}, phase=record["phase"]
+            )
+            print(f"[{record['index']}] {step_line(call)}")
+            if record.get("as") and isinstance(call.result, Handle):
+                scope.named[record["as"]] = call.result
+            elif record.get("as") and record["phase"] == "setup":
+                print(f"SETUP FAILED at [{record['index']}] {record['verb']}")
+                return 2
+            if record["index"] == decisive and observation:
+                verdict = observed(call, observation)
+    finally:
+        scope.calls.close()
+        scope.dut.close()
+    if verdict is None:
+        print("DONE: compare the results printed above with the observation")
+        return 3
+    print("REPRODUCED" if verdict else "NOT REPRODUCED")
+    return 0 if verdict else 1

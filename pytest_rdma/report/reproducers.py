@@ -1,0 +1,55 @@
+"""A deviation's reproducers, written as files: a C program and a Python replay of its calls.
+
+Both are rendered from the one record of the check's calls (pytest_rdma/calls/render.py) into
+`<reproducers dir>/<device>/<stable id>.c` and `.py`; the record names them by paths relative
+to that directory, so no machine's absolute path travels in a result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_rdma.calls.render import c_program, python_script
+from pytest_rdma.outcomes import Deviation
+from pytest_rdma.running import Run
+from pytest_rdma.settings import Settings
+
+
+def file_stem(stable_id: str) -> str:
+    """A file name for a stable id: "test_ibv_modify_qp[to-err-RC-INIT>ERR]" -> "test_ibv_modify_qp.to-err-RC-INIT-ERR"."""
+    inside = stable_id.replace("[", ".").rstrip("]")
+    return re.sub(r"[^A-Za-z0-9._+=-]+", "-", inside).strip("-")[:180]
+
+
+def header(info: Mapping[str, Any], exc: BaseException | None) -> list[str]:
+    lines = [
+        f"check:    {info['stable_id']} on {info['device']} (driver {info['driver']})",
+        f"claim:    {info['claim_text']}",
+        f"source:   {info['ref']}",
+    ]
+    if isinstance(exc, Deviation):
+        lines += [f"expected: {exc.expected}", f"observed: {exc.observed}"]
+    return lines
+
+
+def write(settings: Settings, info: Mapping[str, Any], run: Run, exc: BaseException | None) -> dict[str, Any]:
+    """Write both reproducers; their paths (relative to the reproducers directory) and the C text."""
+    from pytest_rdma.generate import active
+
+    deviation = exc if isinstance(exc, Deviation) else None
+    decisive = deviation.call if deviation is not None else None
+    observation = dict(deviation.observation) if deviation is not None else {}
+    lines = header(info, exc)
+    calls = run.calls
+    c_text = c_program(active().by_name, run.device, calls, header=lines, decisive=decisive, observation=observation)
+    py_text = python_script(run.device, calls, header=lines, decisive=decisive, observation=observation)
+    folder = settings.reproducers / (run.device or "no-device")
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = file_stem(info["stable_id"])
+    (folder / f"{stem}.c").write_text(c_text, encoding="utf-8")
+    (folder / f"{stem}.py").write_text(py_text, encoding="utf-8")
+    relative = f"{run.device or 'no-device'}/{stem}"
+    return {"dir": str(settings.reproducers), "c": f"{relative}.c", "python": f"{relative}.py",
+            "decisive_call": decisive, "c_text": c_text}

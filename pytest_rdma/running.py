@@ -1,0 +1,58 @@
+"""Running one case: its kind exercises the device, and its verdict becomes pytest's outcome.
+
+The verdict itself (and the evidence, the check's recorded calls) is kept on the item's stash,
+so the reporters read it as data: a skip's message is for people, never parsed back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_rdma.calls.record import Call
+from pytest_rdma.cases import Case
+from pytest_rdma.kinds.check import Check
+from pytest_rdma.kinds.load import KINDS
+from pytest_rdma.outcomes import NOT_EXERCISED, UNSUPPORTED, Blocked, NotExercised, Unsupported
+
+
+@dataclass
+class Run:
+    """What a reporter needs of a case's run besides pytest's outcome."""
+
+    case: Case
+    device: str = ""
+    calls: list[Call] = field(default_factory=list)
+    skipped_as: str = ""  # UNSUPPORTED or NOT_EXERCISED, when the case did not conform or deviate
+    reason: str = ""  # the capability the device lacks, why the precondition was not reached, ...
+    blocked: bool = False
+    teardown_failures: list[Call] = field(default_factory=list)
+
+
+RUN = pytest.StashKey[Run]()
+
+
+def run_case(request: pytest.FixtureRequest, case: Case, dut: Any) -> None:
+    """Run `case` on `dut` (None for a case blocked everywhere); pytest's outcome follows its verdict."""
+    run = request.node.stash[RUN] = Run(case, getattr(dut, "name", ""))
+    if case.blocked:
+        run.skipped_as, run.reason, run.blocked = UNSUPPORTED, case.blocked, True
+        pytest.skip(f"blocked: {case.blocked}")
+    check = Check(case, dut, dut.catalogue)
+    run.calls = check.calls.log
+    try:
+        KINDS[case.kind].run(check)
+    except Unsupported as exc:
+        run.skipped_as, run.reason = UNSUPPORTED, exc.capability
+    except NotExercised as exc:
+        run.skipped_as, run.reason = NOT_EXERCISED, exc.reason
+    except Blocked as exc:
+        run.skipped_as, run.reason, run.blocked = UNSUPPORTED, str(exc), True
+    finally:
+        run.teardown_failures = check.close()
+    # Skipped outside the except blocks, so the skip does not chain the exception it came from:
+    # reporters format a chained exception's traceback too, which is most of a skip's cost.
+    if run.skipped_as:
+        pytest.skip(f"{run.skipped_as}: {run.reason}")

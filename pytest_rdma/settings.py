@@ -1,0 +1,228 @@
+"""Every option of pytest-rdma, read once into one frozen `Settings`, kept in pytest's stash.
+
+One table (`OPTIONS`) defines each setting once: its command-line flag, ini name, environment
+variable, parser, default and help. One precedence for all of them: command line, then the ini
+file (pytest.ini, pyproject.toml, tox.ini, setup.cfg of any project), then the environment,
+then the default. A value that does not parse is a usage error (pytest's exit 4) in one line
+that names the setting, where it came from, the value, and what to give instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GUARD_MODES = ("fail", "report", "off")
+
+
+def _names(values: Sequence[str]) -> tuple[str, ...]:
+    """Device names: repeated, or comma separated ("rxe0,siw0"); order kept, duplicates dropped."""
+    flat = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    return tuple(dict.fromkeys(flat))
+
+
+def _port(values: Sequence[str]) -> int:
+    text = values[-1].strip()
+    if not text.isdigit() or not 1 <= int(text) <= 255:
+        raise ValueError("not a port number (give an integer from 1 to 255; ports are numbered from 1)")
+    return int(text)
+
+
+def _gid_index(values: Sequence[str]) -> int:
+    text = values[-1].strip()
+    if not text.isdigit():
+        raise ValueError("not a GID table index (give an integer from 0 up)")
+    return int(text)
+
+
+def _bool(values: Sequence[str]) -> bool:
+    text = values[-1].strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError("not a boolean (give true or false)")
+
+
+def _mode(values: Sequence[str]) -> str:
+    text = values[-1].strip().lower()
+    if text not in GUARD_MODES:
+        raise ValueError(f"not a guard mode (give one of {', '.join(GUARD_MODES)})")
+    return text
+
+
+def _path(values: Sequence[str]) -> str:
+    text = values[-1].strip()
+    if not text:
+        raise ValueError("empty path")
+    return text
+
+
+def _paths(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(path.strip() for value in values for path in value.split(",") if path.strip())
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # the Settings field
+    flag: str  # "--rdma-port"
+    ini: str  # "rdma_port"
+    env: str  # "RDMA_PORT"
+    parse: Callable[[Sequence[str]], Any]
+    default: Any
+    help: str
+    metavar: str = ""
+    many: bool = False  # repeatable on the command line, a line list in ini files, comma separated in env
+    switch: bool = False  # a flag without a value (--rdma-strict)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("devices", "--rdma-dev", "rdma_devices", "RDMA_DEV", _names, (),
+           "RDMA device to test, e.g. rxe0 (repeatable, or comma separated: every device check runs once per "
+           "device); without a test path the packaged suite runs", "NAME", many=True),
+    Option("port", "--rdma-port", "rdma_port", "RDMA_PORT", _port, 1, "port of the device to use (default 1)", "N"),
+    Option("gid_index", "--rdma-gid-index", "rdma_gid_index", "RDMA_GID_INDEX", _gid_index, 0,
+           "GID table index for address vectors (default 0)", "N"),
+    Option("expectations", "--rdma-expectations", "rdma_expectations", "RDMA_EXPECTATIONS", _paths, None,
+           "expected deviations: a file or a directory of <driver>.toml (repeatable; default: those shipped "
+           "with pytest-rdma; 'none' for none)", "DIR|FILE", many=True),
+    Option("strict", "--rdma-strict", "rdma_strict", "RDMA_STRICT", _bool, False,
+           "CI gate: a new deviation fails the run, and so does a waived check that now conforms", switch=True),
+    Option("json", "--rdma-json", "rdma_json", "RDMA_JSON", _path, None,
+           "write results as JSON to PATH (and one JSON line per result to PATH + 'l' while running)", "PATH"),
+    Option("junit", "--rdma-junit", "rdma_junit", "RDMA_JUNIT", _path, None,
+           "write JUnit XML for CI dashboards to PATH: one testsuite per device, classname <driver>.<verb>, "
+           "properties per check", "PATH"),
+    Option("reproducers", "--rdma-reproducers", "rdma_reproducers", "RDMA_REPRODUCERS", _path, None,
+           "directory for the C and Python reproducers of deviations (default: 'reproducers' beside "
+           "--rdma-json, else ./rdma-reproducers)", "DIR"),
+    Option("leaks", "--rdma-leaks", "rdma_leaks", "RDMA_LEAKS", _mode, "fail",
+           "around each device check, compare this process's kernel objects (pd/cq/qp/mr/ctx/srq/cm_id) before "
+           "and after: fail, report or off (default fail)", "MODE"),
+    Option("kernel_log", "--rdma-kernel-log", "rdma_kernel_log", "RDMA_KERNEL_LOG", _mode, "report",
+           "scan the kernel log around each check for WARNING, BUG, Oops, KASAN and lockdep reports: fail, "
+           "report or off (default report; the lab sets fail)", "MODE"),
+    Option("catalogue_extra", "--rdma-catalogue-extra", "rdma_catalogue_extra", "RDMA_CATALOGUE_EXTRA", _paths,
+           (), "extra verb descriptions to generate checks from: 'module.path:NAME' (a Verb or a sequence of "
+           "Verbs; repeatable)", "MODULE:NAME", many=True),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    devices: tuple[str, ...]
+    port: int
+    gid_index: int
+    expectations: tuple[str, ...] | None  # None: the shipped files; (): no waivers at all
+    strict: bool
+    json: Path | None
+    reproducers: Path
+    leaks: str
+    kernel_log: str
+    catalogue_extra: tuple[str, ...]
+    junit: Path | None
+    pytest_junit: bool  # pytest's own --junitxml is on: checks add their properties to it
+    allure_dir: Path | None
+    sources: tuple[tuple[str, str], ...]  # setting -> where its value came from
+
+    def source(self, name: str) -> str:
+        return dict(self.sources).get(name, "default")
+
+
+SETTINGS = pytest.StashKey[Settings]()
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rdma", "RDMA verbs conformance (pytest-rdma)")
+    for option in OPTIONS:
+        help_text = f"{option.help} [ini: {option.ini}; env: {option.env}]"
+        if option.switch:
+            group.addoption(option.flag, action="store_true", dest=option.ini, default=None, help=help_text)
+        else:
+            group.addoption(option.flag, action="append" if option.many else "store", dest=option.ini,
+                            default=None, metavar=option.metavar, help=help_text)
+        parser.addini(option.ini, help_text, type="linelist" if option.many else None, default=None)
+
+
+def _raw(config: pytest.Config, option: Option) -> tuple[list[str], str] | None:
+    """The setting's text values and where they came from, by precedence; None for the default."""
+    given = config.getoption(option.ini)
+    if given is not None and given != []:
+        if option.switch:
+            return (["true"] if given else ["false"]), f"command line {option.flag}"
+        return (list(given) if option.many else [given]), f"command line {option.flag}"
+    from_ini = config.getini(option.ini)
+    if from_ini not in (None, [], ""):
+        where = f"ini file {config.inipath.name}" if config.inipath else "ini file"
+        return (list(from_ini) if option.many else [str(from_ini)]), where
+    env = os.environ.get(option.env)
+    if env is not None and env.strip():
+        return [env], f"environment {option.env}"
+    return None
+
+
+def read(config: pytest.Config) -> Settings:
+    """All settings, or one pytest.UsageError for the first that does not parse."""
+    values: dict[str, Any] = {}
+    sources: list[tuple[str, str]] = []
+    for option in OPTIONS:
+        raw = _raw(config, option)
+        if raw is None:
+            values[option.name] = option.default
+            continue
+        texts, where = raw
+        try:
+            value = option.parse(texts)
+        except ValueError as exc:
+            shown = ",".join(texts)
+            raise pytest.UsageError(f"{option.ini} = {shown!r} ({where}): {exc}") from None
+        if option.name == "expectations":
+            value = _expectation_paths(config, value, where)
+        values[option.name] = value
+        sources.append((option.name, where))
+    json_path = Path(values["json"]) if values["json"] else None
+    reproducers = values["reproducers"]
+    if reproducers is None:
+        reproducers = json_path.parent / "reproducers" if json_path else Path("rdma-reproducers")
+    allure = getattr(config.option, "allure_report_dir", None)
+    return Settings(
+        devices=values["devices"],
+        port=values["port"],
+        gid_index=values["gid_index"],
+        expectations=values["expectations"],
+        strict=values["strict"],
+        json=json_path,
+        reproducers=Path(reproducers),
+        leaks=values["leaks"],
+        kernel_log=values["kernel_log"],
+        catalogue_extra=values["catalogue_extra"],
+        junit=Path(values["junit"]) if values["junit"] else None,
+        pytest_junit=bool(getattr(config.option, "xmlpath", None)),
+        allure_dir=Path(allure) if allure else None,
+        sources=tuple(sources),
+    )
+
+
+def _expectation_paths(config: pytest.Config, paths: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """'none' means no waivers; ini paths are relative to the ini file's directory."""
+    if any(path.lower() == "none" for path in paths):
+        return ()
+    if where.startswith("ini file") and config.inipath is not None:
+        base = config.inipath.parent
+        paths = tuple(str(base / path) for path in paths)
+    missing = [path for path in paths if not Path(path).exists()]
+    if missing:
+        raise pytest.UsageError(
+            f"rdma_expectations = {missing[0]!r} ({where}): no such file or directory (give a <driver>.toml "
+            "file or a directory of them, or 'none')"
+        )
+    return paths
+
+
+def get(config: pytest.Config) -> Settings:
+    return config.stash[SETTINGS]
