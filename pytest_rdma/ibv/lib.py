@@ -214,3 +214,19 @@ def owner(code_address: Optional[int]) -> Optional[str]:
     if not libc.dladdr(code_address, ctypes.byref(info)) or not info.dli_fname:
         return None
     return info.dli_fname.decode()
+
+
+# Names the ibv_* man pages carry that are no verb to call, and why (tests/unit/test_ibv_lib.py
+# requires every documented name to be bound or listed here).
+NOT_CALLABLE: dict[str, str] = {
+    "ibv_create_flow_action": "a page name: its verbs are ibv_create_flow_action_esp and ibv_destroy_flow_action",
+    "ibv_modify_flow_action": "a page name: its verb is ibv_modify_flow_action_esp",
+    "ibv_wr_post": "a page name (IBV_WR API): its verbs are ibv_wr_start, ibv_wr_send, ... ibv_wr_complete",
+    "ibv_wc_read_pkey_index": "ibv_create_cq_ex(3) documents it, but verbs.h (rdma-core 44) has no such function",
+    "ibv_wc_read_XXX": "a placeholder in ibv_create_flow_action(3) for the ibv_wc_read_* accessors",
+    "ibv_destroy_action": "a misspelling in ibv_create_flow_action(3) SEE ALSO of ibv_destroy_flow_action",
+    "ibv_set_wr_sge": "a misspelling in the EXAMPLE of ibv_wr_post(3) of ibv_wr_set_sge",
+    "ibv_flow": "struct ibv_flow, in prose: 'ibv_flow(s)'",
+    "ibv_context": "struct ibv_context, in prose: 'ibv_context(s)'",
+    "ibv_qp_init_attr_ex": "struct ibv_qp_init_attr_ex, in prose before '(see the EXAMPLE below)'",
+}
