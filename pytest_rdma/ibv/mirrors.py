@@ -25,7 +25,7 @@ import functools
 from typing import Any, Callable, Optional
 
 from pytest_rdma.ibv import abi, cdecl
-from pytest_rdma.ibv.lib import WouldCrash, address, c_args
+from pytest_rdma.ibv.lib import WouldCrash, address, c_args, owner
 
 Result = tuple[Any, str]  # (C return value, route)
 Mirror = Callable[..., Result]
@@ -243,6 +243,24 @@ def _extended_op(verb: str, op: str, cls: Any, missing: str) -> Mirror:
 
 for _verb, (_op, _cls, _missing) in EXTENDED_OPS.items():
     register(_verb, abi.verbs_context._c_[_op])(_extended_op(_verb, _op, _cls, _missing))
+
+
+def op_owner(context: Any, op: str) -> Optional[str]:
+    """The shared object whose code op `op` of `context` runs (verbs_context first, then ops).
+
+    A route "provider:<op>" says the header called through the context's op pointer; this says
+    whose code that pointer runs. With rdma-core's libibverbs every verbs_context op is filled,
+    with a dummy of libibverbs that answers EOPNOTSUPP where the provider has none, and some ops
+    are libibverbs' own wrappers or ibv_cmd_* helpers; so the owner is libibverbs.so.1 there.
+    """
+    ctx = address(context)
+    if not ctx:
+        return None
+    vctx = verbs_get_ctx(ctx)
+    if vctx is not None and op in abi.verbs_context._c_:
+        return owner(getattr(abi.verbs_context.from_address(vctx), op))
+    return owner(getattr(abi.ibv_context.from_address(ctx).ops, op))
+
 
 # The mirrors that check or route before calling: imported for their registrations.
 from pytest_rdma.ibv import mirrors_special  # noqa: E402, F401
