@@ -35,7 +35,17 @@ _SCALARS: dict[str, Any] = {
     "size_t": ctypes.c_size_t,
     "ssize_t": ctypes.c_ssize_t,
     "uintptr_t": ctypes.c_size_t,
+    "socklen_t": ctypes.c_uint32,
+    "sa_family_t": ctypes.c_ushort,
 }
+
+# Enums of other headers built on verbs.h (rdma_cma.h), by name: pytest_rdma.ibv.rdmacm adds its own.
+_OTHER_ENUMS: dict[str, dict[str, int]] = {}
+
+
+def register_enums(enums: dict[str, dict[str, int]]) -> None:
+    """Make `enums` known to enum_type(), for prototypes of a library beside libibverbs."""
+    _OTHER_ENUMS.update(enums)
 
 
 def enum_type(name: str) -> Any:
@@ -44,7 +54,7 @@ def enum_type(name: str) -> Any:
     gcc picks the enum's type from its values, so ``enum ibv_qp_state`` is unsigned and
     ``enum ibv_node_type`` (IBV_NODE_UNKNOWN = -1) is signed; the layout test checks the sign.
     """
-    members = ENUMS[name]
+    members = ENUMS[name] if name in ENUMS else _OTHER_ENUMS[name]
     return ctypes.c_int if min(members.values()) < 0 else ctypes.c_uint
 
 
