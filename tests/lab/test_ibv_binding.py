@@ -184,7 +184,7 @@ def test_pd_cq_and_qps_plain_and_extended(ctx: int, device: str, free: Callable[
 @pytest.fixture
 def roce_only(device: str) -> None:
     if device.startswith("siw"):
-        pytest.skip("iWARP (siw) connects RC QPs only through rdma_cm (pytest_rdma.ibv has no rdma_cm yet)")
+        pytest.skip("iWARP (siw) connects RC QPs only through rdma_cm: see tests/lab/test_ibv_rdmacm.py")
 
 
 def _connect(qp: int, peer_qpn: int, gid: abi.ibv_gid, mtu: int) -> None:
