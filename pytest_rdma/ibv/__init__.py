@@ -20,7 +20,15 @@ Modules, one role each:
 - ``lib``: the library, the table of documented verbs, and ``call(name, *args) -> Raw`` whose
   ``route`` says who answered: "libibverbs" (an exported function), "provider:<op>" (an op
   pointer, as the header's inline calls it) or "libibverbs:<reason>" (the inline itself).
-- ``mirrors``: Python transcriptions of the header's inline verbs that ``lib.call`` runs.
+- ``mirrors`` (tables: op pointers called unchecked or after verbs_get_ctx_op) and
+  ``mirrors_special`` (the inlines that check or route first): Python transcriptions of the
+  header's inline verbs and macros, which ``lib.call`` runs.
+- ``rdmacm`` and ``rdmacm_abi``: a minimal binding of librdmacm.so.1 for RC connections through
+  rdma_cm, which iWARP (siw) needs.
+
+With rdma-core's libibverbs every verbs_context op is filled (a dummy of libibverbs answers
+EOPNOTSUPP where the provider has none), so "provider:<op>" names the pointer the header called,
+and ``mirrors.op_owner()`` tells whose code it runs (dladdr: the provider's .so or libibverbs).
 
 Only the standard library is used, and nothing here opens a device on import.
 """
