@@ -64,7 +64,7 @@ class ReplayScope:
         return Call(-1, "", (), handle.address, handle, 0, "", True)
 
 
-def observed(call: Call, observation: Mapping[str, Any]) -> bool | None:
+def observed(call: Call, observation: Mapping[str, Any], named: Mapping[str, Call]) -> bool | None:
     """Whether `call` shows the observation (None when the observation is not one a replay decides)."""
     if "returned" in observation:
         return bool(call.ok)
@@ -72,6 +72,14 @@ def observed(call: Call, observation: Mapping[str, Any]) -> bool | None:
         return call.ok is False and call.errno_name == observation["errno"]
     if "problem" in observation:
         return bool(call.problem)
+    if "field" in observation:
+        root, _, rest = str(observation["field"]).partition(".")
+        holder, path = (named[root], rest) if root in named else (call, str(observation["field"]))
+        top, _, inner = path.partition(".")
+        data: Any = holder.outs.get(top)
+        for part in [p for p in inner.split(".") if p]:
+            data = data.get(part) if isinstance(data, Mapping) else None
+        return data == observation.get("value")
     return None
 
 
@@ -84,6 +92,8 @@ def replay(
 ) -> int:
     scope = ReplayScope(device)
     verdict: bool | None = None
+    named: dict[str, Call] = {}
+    pending: tuple[Call, Mapping[str, Any]] | None = None
     try:
         for record in calls:
             call = scope.calls.invoke(
@@ -95,8 +105,12 @@ def replay(
             elif record.get("as") and record["phase"] == "setup":
                 print(f"SETUP FAILED at [{record['index']}] {record['verb']}")
                 return 2
+            if record.get("step"):
+                named[record["step"]] = call
             if record["index"] == decisive and observation:
-                verdict = observed(call, observation)
+                pending = (call, observation)
+        if pending is not None:  # judged once every call ran: an observation may read a later step
+            verdict = observed(pending[0], pending[1], named)
     finally:
         scope.calls.close()
         scope.dut.close()

@@ -25,6 +25,7 @@ class Run:
     case: Case
     device: str = ""
     calls: list[Call] = field(default_factory=list)
+    steps: dict[str, Call] = field(default_factory=dict)  # the check's named calls (expectations read them)
     skipped_as: str = ""  # UNSUPPORTED or NOT_EXERCISED, when the case did not conform or deviate
     reason: str = ""  # the capability the device lacks, why the precondition was not reached, ...
     blocked: bool = False
@@ -42,6 +43,7 @@ def run_case(request: pytest.FixtureRequest, case: Case, dut: Any) -> None:
         pytest.skip(f"blocked: {case.blocked}")
     check = Check(case, dut, dut.catalogue)
     run.calls = check.calls.log
+    run.steps = check.steps
     try:
         KINDS[case.kind].run(check)
     except Unsupported as exc:

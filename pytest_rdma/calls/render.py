@@ -11,6 +11,7 @@ record through pytest-rdma's call layer (pytest_rdma.replay).
 from __future__ import annotations
 
 import json
+import pprint
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -75,9 +76,12 @@ class CProgram:
         """Declare and fill a struct argument; the expression that passes it."""
         specs = dict(arg.fields).get(TRAILING, ())
         if specs:
-            members = " ".join(f"{parse_ctype(spec).c_name} spec{i};" for i, (spec, _) in enumerate(specs))
-            self.emit(f"struct {{ {arg.ctype} attr; {members} }} __attribute__((packed)) {name};")
-            head, passed = f"{name}.attr", f"&{name}.attr"
+            members = " ".join(f"struct {spec} spec{i};" for i, (spec, _) in enumerate(specs))
+            # Packed, so the specs follow the head with no padding, as the flow API reads them;
+            # aligned, so the head's address is as aligned as the struct it is.
+            self.emit(f"struct {{ {arg.ctype} attr; {members} }} __attribute__((packed, aligned(8))) {name};")
+            # The head is the packed struct's first member: pass the whole struct's (aligned) address.
+            head, passed = f"{name}.attr", f"({arg.ctype} *)(void *)&{name}"
         else:
             self.emit(f"{arg.ctype} {name};")
             head, passed = name, f"&{name}"
@@ -147,7 +151,24 @@ class CProgram:
             self.emit(f'printf("{tag} -> %lld (errno %d)\\n", (long long){result}, e{call.index});')
 
 
-def observation_c(call: Call, verb: Verb, observation: Mapping[str, Any], program: CProgram) -> str:
+def _out_expr(call: Call, path: str) -> str:
+    """C for a field of what `call` wrote or returned: "attr.qp_state" -> a5_attr.qp_state."""
+    root, _, rest = path.partition(".")
+    if root == "ret" and isinstance(call.result, Handle):
+        return f"{call.result.name}->{rest}"
+    return f"a{call.index}_{root}.{rest}" if rest else f"a{call.index}_{root}"
+
+
+def _literal_of(value: Any) -> str:
+    if isinstance(value, str) and value.isidentifier():
+        return value
+    return c_literal(value)
+
+
+def observation_c(
+    call: Call, verb: Verb, observation: Mapping[str, Any], program: CProgram, calls: Sequence[Call],
+    steps: Mapping[str, int],
+) -> str:
     """A C condition that holds when the decisive call shows the observation again ("" if none can)."""
     result = program.result_name(call)
     if "returned" in observation:
@@ -163,6 +184,19 @@ def observation_c(call: Call, verb: Verb, observation: Mapping[str, Any], progra
         return f"e{call.index} == {code}"
     if "problem" in observation:
         return f"{result} < 0" if verb.returns == RETURNS_ERRNO else f"!{result} && e{call.index} == 0"
+    if "field" in observation and isinstance(observation.get("value"), int):
+        root, _, rest = str(observation["field"]).partition(".")
+        holder = calls[steps[root]] if root in steps else call
+        path = rest if root in steps else str(observation["field"])
+        return f"(long long)({_out_expr(holder, path)}) == {int(observation['value'])}"
+    if "state" in observation:
+        return f"{_out_expr(call, 'attr.qp_state')} == IBV_QPS_{observation['state']}"
+    if "changed" in observation:
+        before = next((c for c in reversed(calls[: call.index]) if c.verb == call.verb), None)
+        if before is None:
+            return ""
+        return " || ".join(f"({_out_expr(call, 'attr.' + f)} != {_out_expr(before, 'attr.' + f)})"
+                           for f in observation["changed"] if "." not in f or not f.endswith("dgid"))
     return ""
 
 
@@ -174,8 +208,9 @@ def c_program(
     header: Sequence[str] = (),
     decisive: int | None = None,
     observation: Mapping[str, Any] | None = None,
+    steps: Mapping[str, int] | None = None,
 ) -> str:
-    """The standalone C reproducer of `calls` on `device`."""
+    """The standalone C reproducer of `calls` on `device` (`steps`: step names -> call index)."""
     program = CProgram(verbs, device)
     condition = ""
     for call in calls:
@@ -183,7 +218,7 @@ def c_program(
             continue
         program.call(call, call.index == decisive)
         if call.index == decisive and observation:
-            condition = observation_c(call, verbs[call.verb], observation, program)
+            condition = observation_c(call, verbs[call.verb], observation, program, calls, steps or {})
     if condition:
         program.emit(f'if ({condition}) {{ puts("REPRODUCED"); return 0; }}')
         program.emit('puts("NOT REPRODUCED"); return 1;')
@@ -254,13 +289,16 @@ def python_script(
     header: Sequence[str] = (),
     decisive: int | None = None,
     observation: Mapping[str, Any] | None = None,
+    steps: Mapping[str, int] | None = None,
 ) -> str:
+    names = {index: name for name, index in (steps or {}).items()}
     records = [
         {
             "index": call.index,
             "verb": call.verb,
             "args": {name: encode(value) for name, value in call.args},
             "as": call.result.name if isinstance(call.result, Handle) else None,
+            "step": names.get(call.index),
             "phase": call.phase,
         }
         for call in calls
@@ -272,7 +310,7 @@ def python_script(
         f'"""{doc}\n\nReplays the recorded calls through pytest-rdma\'s call layer (pip install pytest-rdma).\n'
         'Exit status: 0 the deviation reproduced, 1 it did not, 2 the setup failed, 3 no automatic verdict."""\n'
         "from pytest_rdma.replay import replay\n\n"
-        f"CALLS = {json.dumps(records, indent=1)}\n\n"
+        f"CALLS = {pprint.pformat(records, width=110, sort_dicts=False)}\n\n"
         f"raise SystemExit(replay({device!r}, CALLS, decisive={decisive!r}, "
-        f"observation={json.dumps(dict(observation or {}))}))\n"
+        f"observation={dict(observation or {})!r}))\n"
     )

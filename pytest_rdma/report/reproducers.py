@@ -43,8 +43,10 @@ def write(settings: Settings, info: Mapping[str, Any], run: Run, exc: BaseExcept
     observation = dict(deviation.observation) if deviation is not None else {}
     lines = header(info, exc)
     calls = run.calls
-    c_text = c_program(active().by_name, run.device, calls, header=lines, decisive=decisive, observation=observation)
-    py_text = python_script(run.device, calls, header=lines, decisive=decisive, observation=observation)
+    steps = {name: call.index for name, call in run.steps.items() if call.index >= 0}
+    c_text = c_program(active().by_name, run.device, calls, header=lines, decisive=decisive, observation=observation,
+                       steps=steps)
+    py_text = python_script(run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps)
     folder = settings.reproducers / (run.device or "no-device")
     folder.mkdir(parents=True, exist_ok=True)
     stem = file_stem(info["stable_id"])
