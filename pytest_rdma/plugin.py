@@ -66,11 +66,12 @@ def catalogue_of(options: settings.Settings) -> Catalogue:
     """pytest_rdma.verbs plus the extra descriptions, validated together."""
     from pytest_rdma.verbs import CATALOGUE
 
-    verbs = CATALOGUE + load_extra(options.catalogue_extra)
+    extra = load_extra(options.catalogue_extra)
+    verbs = CATALOGUE + extra
     try:
         validate(verbs, kinds=known_kinds())
     except CatalogueError as exc:
-        raise pytest.UsageError(f"rdma_catalogue_extra: {exc}") from None
+        raise pytest.UsageError(f"rdma_catalogue_extra: {exc}" if extra else str(exc)) from None
     return Catalogue.of(verbs)
 
 

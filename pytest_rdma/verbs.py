@@ -763,6 +763,12 @@ ibv_query_qp = Verb(
               call={"qp": Need("qp", spec={"qp_type": Var("qp_type"), "qp_init_attr.sq_sig_all": 1})},
               expect=(Expect("attr.qp_state", "==", "IBV_QPS_RESET"), Expect("init_attr.qp_type", "==", Var("qp_type")),
                       Expect("init_attr.sq_sig_all", "==", 1))),
+        Claim("reports-state-set", "succeeds", "after ibv_modify_qp moved a QP to a state, ibv_query_qp reports that "
+              "state (checks that read a QP back rely on it)", "DESCRIPTION",
+              over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UD"), "state": ("INIT", "RTR", "RTS", "ERR")},
+              variant="{qp_type}-in-{state}",
+              call={"qp": Need("qp", state="{state}", spec={"qp_type": Var("qp_type")})},
+              expect=(Expect("attr.qp_state", "==", "IBV_QPS_{state}"),)),
     ),
     contract=Contract(requires=(Resource("qp", role="qp"),)),
 )

@@ -17,12 +17,41 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_rdma.calls.convention import judge
-from pytest_rdma.calls.marshal import marshal, parse_ctype, read_struct
+from pytest_rdma.calls.marshal import marshal, parse_ctype, read_object, read_struct
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import Scope, resolve
 from pytest_rdma.cases import substitute
 from pytest_rdma.catalogue.model import RETURNS_POINTER, Verb
-from pytest_rdma.ibv import lib
+from pytest_rdma.ibv import lib, mirrors
+
+
+_OWNERS: dict[tuple[int, str], str] = {}
+
+
+def op_owner(route: str, args: Mapping[str, Any]) -> str:
+    """Whose code a provider op ran: the file name of the shared object (dladdr), memoised per context.
+
+    libibverbs fills the ops a provider lacks with its own defaults (EOPNOTSUPP), so "provider:<op>"
+    alone cannot say whether the provider decided; this can.
+    """
+    op = route.split(":", 1)[1]
+    context = 0
+    for value in args.values():
+        if isinstance(value, Handle) and value.kind != "buffer":
+            context = value.address if value.kind == "context" else int(read_object(value).get("context") or 0)
+            break
+    if not context:
+        return ""
+    key = (context, op)
+    if key not in _OWNERS:
+        found = mirrors.op_owner(context, op) or ""
+        _OWNERS[key] = found.rsplit("/", 1)[-1]
+    return _OWNERS[key]
+
+
+def decided_above(call: Call) -> str:
+    """"libibverbs" when a provider op's code is libibverbs' own (its default for a missing op), else ""."""
+    return "libibverbs" if call.owner.startswith("libibverbs") else ""
 
 
 def return_ctype(verb: Verb) -> str:
@@ -109,6 +138,7 @@ class Calls:
         judged = judge(verb.returns, raw.value, raw.errno)
         outs = {name: read_struct(obj) for name, obj in marshalled.outs.items()}
         result = self._result(verb, raw.value, judged.ok)
+        owner = op_owner(raw.route, resolved) if raw.route.startswith("provider:") else ""
         call = Call(
             index=len(self.log),
             verb=verb.name,
@@ -121,6 +151,7 @@ class Calls:
             problem=judged.problem,
             outs=outs,
             phase=phase,
+            owner=owner,
         )
         self.log.append(call)
         if judged.ok:

@@ -97,6 +97,7 @@ class Call:
     problem: str = ""  # a breach of the return convention itself (negative errno, errno 0 on failure)
     outs: Mapping[str, Any] = field(default_factory=dict)  # out/inout params read back after the call
     phase: str = "call"  # "setup", "call", "step", "readback" or "teardown"
+    owner: str = ""  # for a provider op: the shared object whose code answered (librxe-rdmav34.so, ...)
 
     @property
     def failed(self) -> bool:

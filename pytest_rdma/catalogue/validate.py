@@ -51,7 +51,7 @@ ANY_STATE = "any"
 REQUESTED_STATE = "requested"
 ANY_ERRNO = "errno"  # an Error entry for a page that names no specific errno
 
-IBV_NAME = re.compile(r"\bIBV_[A-Z0-9_]+\b")
+IBV_NAME = re.compile(r"\bIBV_[A-Z0-9_]+\b(?!\{)")  # not a name still to be filled: IBV_QPS_{state}
 PAGE_REF = re.compile(r"\b[a-z_0-9]+\(\d\)")
 ERRNO_NAMES = frozenset(errno_module.errorcode.values())
 

@@ -368,4 +368,6 @@ def _show(spec: Any, value: Any) -> str:
         return f"{shown} (the {spec.path} given)"
     if isinstance(spec, Ref):
         return f"{shown} ({spec.step}.{spec.path})" if spec.path else f"{shown} ({spec.step})"
+    if isinstance(spec, str) and spec != shown and "IBV_" in spec:
+        return f"{spec} ({shown})"
     return shown

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rdma.calls.invoke import decided_above
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.cases import Case
 from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD
@@ -207,13 +208,23 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def evidence(run: Run | None) -> dict[str, Any]:
-    """The calls the check made, as step lines (in the order made), and where they answered."""
+def evidence(run: Run | None, exc: BaseException | None) -> dict[str, Any]:
+    """The calls the check made, as step lines (in the order made), where they answered, and who decided.
+
+    The layer that decided is the case's (where the claim is known to be decided above the
+    provider), unless the decisive call ran libibverbs' own code for a provider op: then
+    libibverbs decided, whatever the claim expected.
+    """
     if run is None:
         return {}
+    index = exc.call if isinstance(exc, Deviation) else None
+    own = [call for call in run.calls if call.phase == "call"]
+    decisive = run.calls[index] if index is not None and 0 <= index < len(run.calls) else (own[-1] if own else None)
+    decided_by = (decided_above(decisive) if decisive is not None else "") or run.case.layer
     return {
         "steps": [f"[{call.index}] {call.phase}: {step_line(call)}" for call in run.calls],
-        "routes": sorted({call.route for call in run.calls if call.phase == "call" and call.route}),
+        "routes": sorted({f"{c.route} ({c.owner})" if c.owner else c.route for c in own if c.route}),
+        "decided_by": decided_by,
         "teardown_failures": [step_line(call) for call in run.teardown_failures],
     }
 
@@ -238,7 +249,7 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
     record["waiver"] = next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
     record["worker"] = worker
-    for key in ("steps", "routes", "teardown_failures", "reproducer", "deviation_ref", "decisive_call"):
+    for key in ("steps", "routes", "decided_by", "teardown_failures", "reproducer", "deviation_ref", "decisive_call"):
         found = next((p[key] for p in phases if p.get(key)), None)
         if found is not None:
             record[key] = found

@@ -75,7 +75,7 @@ class Recorder:
             if waiver is not None and isinstance(exc, Deviation) and not waiver.matches_observation(exc.observation):
                 # The waiver records another observation: what is seen now is a new deviation.
                 phase = _unwaive(report, phase, waiver, exc)
-            phase.update(evidence(run))
+            phase.update(evidence(run, exc))
             if phase["outcome"] in (DEVIATES, WAIVED) and run is not None and case_of(item) is not None:
                 phase["reproducer"] = reproducers.write(self.settings, info, run, exc)
         report.__dict__[REPORT_KEY] = {"info": info, "phase": phase}

@@ -34,7 +34,7 @@ def count_line(device: str, group: Sequence[Mapping[str, Any]]) -> str:
     driver = next((r.get("driver") for r in group if r.get("driver")), "") or "?"
     counts = {outcome: sum(1 for r in group if r["outcome"] == outcome) for outcome in COUNTED}
     shown = ", ".join(f"{n} {outcome}" for outcome, n in counts.items() if n or outcome in (CONFORMS, DEVIATES))
-    above = sum(1 for r in group if r.get("layer") not in ("", "provider", None) and r["outcome"] in EXERCISED)
+    above = sum(1 for r in group if r.get("decided_by") not in ("", "provider", None) and r["outcome"] in EXERCISED)
     note = f" ({above} of them decided above the provider, by libibverbs or the kernel)" if above else ""
     return f"{device} ({driver}): {len(group)} checks: {shown}{note}"
 
