@@ -1016,7 +1016,18 @@ ibv_dealloc_pd = Verb(
     prototype="int ibv_dealloc_pd(struct ibv_pd *pd);",
     returns=RETURNS_ERRNO,
     summary="free a protection domain; 0 or an errno (EBUSY while anything uses it)",
-    params=(Param("pd", "struct ibv_pd *"),),
+    params=(Param("pd", "struct ibv_pd *", default=Need("pd")),),
+    claims=(
+        Claim("busy-with-mr", "refused", "freeing a PD that a memory region still uses fails with EBUSY, and the "
+              "PD stays usable", "DESCRIPTION", errnos=("EBUSY",),
+              steps=(Step("ibv_reg_mr", {"pd": Need("pd")}),),
+              params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)}),
+        Claim("busy-with-qp", "refused", "freeing a PD that a QP still uses fails with EBUSY, and the PD stays "
+              "usable", "DESCRIPTION", errnos=("EBUSY",),
+              steps=(Step("ibv_create_qp", {"pd": Need("pd")}),),
+              params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)}),
+    ),
+    errors=(Error("EBUSY", "the PD is still in use", covered_by=("busy-with-mr", "busy-with-qp")),),
     contract=Contract(destroys=(Resource("pd", role="pd"),)),
 )
 
@@ -1126,6 +1137,52 @@ ibv_dereg_mr = Verb(
     contract=Contract(destroys=(Resource("mr", role="mr"),)),
 )
 # --- end section: resources -------------------------------------------------------------------
+
+# --- section: rates and strings ----------------------------------------------------------------
+_RATE_MULT = (
+    ("IBV_RATE_2_5_GBPS", 1), ("IBV_RATE_5_GBPS", 2), ("IBV_RATE_10_GBPS", 4), ("IBV_RATE_20_GBPS", 8),
+    ("IBV_RATE_30_GBPS", 12), ("IBV_RATE_40_GBPS", 16), ("IBV_RATE_60_GBPS", 24), ("IBV_RATE_80_GBPS", 32),
+    ("IBV_RATE_120_GBPS", 48),
+)
+
+ibv_rate_to_mult = Verb(
+    name="ibv_rate_to_mult",
+    man="ibv_rate_to_mult(3)",
+    prototype="int ibv_rate_to_mult(enum ibv_rate rate);",
+    returns=RETURNS_VALUE,
+    summary="the multiple of 2.5 Gbit/s that an IBV_RATE_* value stands for, or -1",
+    params=(Param("rate", "enum ibv_rate", flags="ibv_rate"),),
+    claims=(
+        Claim("multiple-of-2-5", "exact-table", "a rate that is a whole multiple of 2.5 Gbit/s converts to that "
+              "multiple", "DESCRIPTION", layer="libibverbs", params={"input": "rate", "table": _RATE_MULT}),
+    ),
+)
+
+mult_to_ibv_rate = Verb(
+    name="mult_to_ibv_rate",
+    man="ibv_rate_to_mult(3)",
+    prototype="enum ibv_rate mult_to_ibv_rate(int mult);",
+    returns=RETURNS_VALUE,
+    summary="the IBV_RATE_* value for a multiple of 2.5 Gbit/s",
+    params=(Param("mult", "int"),),
+    claims=(
+        Claim("inverse", "exact-table", "a multiple of 2.5 Gbit/s converts back to its IBV_RATE_* value",
+              "DESCRIPTION", layer="libibverbs",
+              params={"input": "mult", "table": tuple((mult, rate) for rate, mult in _RATE_MULT)}),
+    ),
+)
+# --- end section: rates and strings ------------------------------------------------------------
+
+# --- section: breadth A (device and context, ports and GIDs, PD/TD/parent domain, MR, MW, DM, CQ, channels,
+# async events, counters, fork, import, rate and string helpers): entries added below this line -------------
+# --- end section: breadth A -------------------------------------------------------------------------------
+
+# --- section: breadth B (SRQ and XRC, QPs beyond the seeds, AH, multicast, WQ and RWQ tables, flow actions,
+# ECE): entries added below this line ------------------------------------------------------------------------
+# --- end section: breadth B -------------------------------------------------------------------------------
+
+# --- section: data path (post, poll, completions, notification, ibv_wr_*) ----------------------------------
+# --- end section: data path --------------------------------------------------------------------------------
 
 # Every Verb defined above, in the order of this file.
 CATALOGUE: tuple[Verb, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Verb))

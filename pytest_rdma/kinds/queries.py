@@ -118,7 +118,7 @@ def exact_table(check: Check) -> None:
     params = check.spec["params"]
     call = check.call({params["input"]: check.spec["given"]})
     produced = check.read(call, params.get("output", "ret"))
-    expected = check.spec["expected"]
+    expected = check.value_of(call, check.spec["expected"])
     if isinstance(produced, bytes):
         produced = produced.decode(errors="replace")
     if produced != expected:
