@@ -54,6 +54,22 @@ def decided_above(call: Call) -> str:
     return "libibverbs" if call.owner.startswith("libibverbs") else ""
 
 
+def _count(value: Any) -> int:
+    from pytest_rdma.calls.values import number
+
+    return max(int(number(value) or 0), 0)
+
+
+def _read_out(verb: Verb, name: str, obj: Any, marshalled: Any) -> Any:
+    """An out parameter as plain data; a `struct X **` naming an element of an array argument becomes its index."""
+    ctype = parse_ctype(verb.param(name).ctype)
+    if ctype.aggregate and ctype.pointers == 2:
+        address = obj.value
+        index = marshalled.index_in(ctype.base, address)
+        return {"index": index} if index is not None else ({"address": address} if address else None)
+    return read_struct(obj)
+
+
 def return_ctype(verb: Verb) -> str:
     """The C return type of the prototype: "struct ibv_cq *" of "struct ibv_cq *ibv_create_cq(...)"."""
     head = verb.prototype.split("(", 1)[0]
@@ -133,10 +149,11 @@ class Calls:
         verb = self.verbs[verb_name]
         values = arguments(verb, args or {}, variables or {})
         resolved = {name: resolve(value, self.scope) for name, value in values.items()}
-        marshalled = marshal([(p.name, p.ctype, p.direction) for p in verb.params], resolved)
+        counts = {p.name: _count(resolved.get(p.count)) for p in verb.params if p.count}
+        marshalled = marshal([(p.name, p.ctype, p.direction, counts.get(p.name)) for p in verb.params], resolved)
         raw = lib.call(verb.name, *marshalled.cargs)
         judged = judge(verb.returns, raw.value, raw.errno)
-        outs = {name: read_struct(obj) for name, obj in marshalled.outs.items()}
+        outs = {name: _read_out(verb, name, obj, marshalled) for name, obj in marshalled.outs.items()}
         result = self._result(verb, raw.value, judged.ok)
         owner = op_owner(raw.route, resolved) if raw.route.startswith("provider:") else ""
         call = Call(

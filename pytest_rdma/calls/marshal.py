@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_rdma.calls.record import Handle, OutArg, StructArg, Sym
+from pytest_rdma.calls.record import ArrayArg, Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import number
 from pytest_rdma.ibv import abi
 
@@ -61,11 +61,49 @@ def struct_class(name: str) -> Any:
         raise LookupError(f"the ctypes binding has no struct {name} (pytest_rdma/ibv/abi)") from None
 
 
-def _set_field(target: Any, path: str, value: Any) -> None:
+def _items(value: Any) -> bool:
+    """Whether a value is a list of structs (a tuple of field mappings)."""
+    return isinstance(value, tuple) and bool(value) and all(isinstance(item, Mapping) for item in value)
+
+
+def pointee(owner: Any, field: str) -> str | None:
+    """The struct a pointer field points to, from the binding's record of its C type ("struct ibv_sge *")."""
+    hint = getattr(type(owner), "_c_", {}).get(field, "")
+    bare = hint.replace("const ", "").strip()
+    if bare.startswith("struct ") and bare.endswith("*") and bare.count("*") == 1:
+        return bare[len("struct "):-1].strip()
+    return None
+
+
+def build_array(name: str, items: tuple[Mapping[str, Any], ...], keep: list[Any]) -> tuple[Any, ArrayArg]:
+    """An array of abi structs filled from `items`; chained through `next` when the struct is a list node."""
+    cls = struct_class(name)
+    array = (cls * len(items))()
+    records = []
+    for element, fields in zip(array, items):
+        _, shown = _filled(name, fields, element, keep)
+        records.append(StructArg(f"struct {name}", shown))
+    chained = getattr(cls, "_c_", {}).get("next", "") == f"struct {name} *"
+    if chained:
+        for element, following in zip(array, array[1:]):
+            element.next = ctypes.addressof(following)
+    keep.append(array)
+    return array, ArrayArg(f"struct {name}", tuple(records), chained)
+
+
+def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
+    """Set one field by its dotted path; what the record shows for it (a list of structs: its ArrayArg)."""
     parts = path.split(".")
     for part in parts[:-1]:
         target = getattr(target, part)
     last = parts[-1]
+    if _items(value):
+        name = pointee(target, last)
+        if name is None:
+            raise ValueError(f"{path} is not a pointer to a struct: cannot pass a list of structs")
+        array, record = build_array(name, value, keep)
+        setattr(target, last, ctypes.addressof(array))
+        return record
     current = getattr(target, last)
     if isinstance(value, (bytes, bytearray)) and isinstance(current, (ctypes.Array, ctypes.Structure, ctypes.Union)):
         # A raw GID, a MAC address: copied over the field's bytes.
@@ -73,21 +111,24 @@ def _set_field(target: Any, path: str, value: Any) -> None:
         if len(value) > size:
             raise ValueError(f"{path}: {len(value)} bytes do not fit in {size}")
         ctypes.memmove(ctypes.addressof(current), bytes(value), len(value))
-        return
+        return value
     setattr(target, last, number(value) if value is not None else 0)
+    return value
 
 
 TRAILING = "specs"  # a struct followed in memory by further structs, as ibv_flow_attr and its specs
 
 
-def _filled(name: str, fields: Mapping[str, Any], into: Any = None) -> Any:
+def _filled(name: str, fields: Mapping[str, Any], into: Any, keep: list[Any]) -> tuple[Any, tuple[tuple[str, Any], ...]]:
+    """A struct filled from `fields` (the arrays it points to appended to `keep`), and its fields' record."""
     obj = into if into is not None else struct_class(name)()
+    shown = []
     for path, value in fields.items():
         try:
-            _set_field(obj, path, value)
+            shown.append((path, _set_field(obj, path, value, keep)))
         except (AttributeError, TypeError, ValueError) as exc:
             raise LookupError(f"struct {name}: cannot set {path} = {value!r}: {exc}") from None
-    return obj
+    return obj, tuple(shown)
 
 
 def build_struct(name: str, fields: Mapping[str, Any]) -> tuple[Any, StructArg]:
@@ -99,22 +140,26 @@ def build_struct(name: str, fields: Mapping[str, Any]) -> tuple[Any, StructArg]:
     """
     head_fields = {k: v for k, v in fields.items() if k != TRAILING}
     specs = tuple(fields.get(TRAILING, ()))
+    keep: list[Any] = []
     if not specs:
-        return _filled(name, head_fields), StructArg(f"struct {name}", tuple(fields.items()))
+        obj, shown = _filled(name, head_fields, None, keep)
+        if keep:
+            obj._pytest_rdma_keep = keep  # the arrays it points to must live as long as it does
+        return obj, StructArg(f"struct {name}", shown)
     head_type = struct_class(name)
     spec_types = [struct_class(spec_name) for spec_name, _ in specs]
     total = ctypes.sizeof(head_type) + sum(ctypes.sizeof(t) for t in spec_types)
     memory = (ctypes.c_uint8 * total)()
-    head = _filled(name, head_fields, head_type.from_buffer(memory))
+    head, _ = _filled(name, head_fields, head_type.from_buffer(memory), keep)
     if "size" in dict(head_type._fields_) and "size" not in head_fields:
         head.size = total
     offset = ctypes.sizeof(head_type)
     for (spec_name, spec_fields), spec_type in zip(specs, spec_types):
-        spec = _filled(spec_name, spec_fields, spec_type.from_buffer(memory, offset))
+        spec, _ = _filled(spec_name, spec_fields, spec_type.from_buffer(memory, offset), keep)
         if "size" in dict(spec_type._fields_) and "size" not in spec_fields:
             spec.size = ctypes.sizeof(spec_type)
         offset += ctypes.sizeof(spec_type)
-    head._pytest_rdma_memory = memory  # the buffer must live as long as the struct that views it
+    head._pytest_rdma_keep = [memory, *keep]  # the buffer must live as long as the struct that views it
     return head, StructArg(f"struct {name}", tuple(fields.items()))
 
 
@@ -158,14 +203,29 @@ class Marshalled:
     shown: list[tuple[str, Any]]
     outs: dict[str, Any]  # param name -> ctypes object to read back after the call
     keep: list[Any]  # objects that must outlive the call
+    arrays: dict[str, tuple[str, int, int, int]] = field(default_factory=dict)  # param -> (struct, base, size, n)
+
+    def index_in(self, struct: str, address: int | None) -> int | None:
+        """Which element of an array argument of `struct` an address points to (*bad_wr), or None."""
+        for name, base, size, count in self.arrays.values():
+            if name == struct and address and base <= address < base + size * count:
+                return (address - base) // size
+        return None
 
 
-def marshal(params: list[tuple[str, str, str]], values: Mapping[str, Any]) -> Marshalled:
-    """`params` are (name, ctype, direction); `values` the resolved value of each (None = NULL/0)."""
+def marshal(params: list[tuple[str, str, str, int | None]], values: Mapping[str, Any]) -> Marshalled:
+    """`params` are (name, ctype, direction, entries of an out array); `values` the resolved value of each."""
     result = Marshalled([], [], {}, [])
-    for name, ctype_text, direction in params:
+    for name, ctype_text, direction, count in params:
         ctype = parse_ctype(ctype_text)
         value = values.get(name)
+        if count is not None and direction == "out" and ctype.aggregate:
+            array = (struct_class(ctype.base) * max(int(count), 1))()
+            result.keep.append(array)
+            result.outs[name] = array
+            result.cargs.append(ctypes.addressof(array))
+            result.shown.append((name, OutArg(f"{ctype.c_name}[{int(count)}]")))
+            continue
         carg, shown = _one(name, ctype, direction, value, result)
         result.cargs.append(carg)
         result.shown.append((name, shown))
@@ -179,6 +239,11 @@ def _one(name: str, ctype: CType, direction: str, value: Any, result: Marshalled
         return value.address, value
     if value is None and direction == "in":
         return None, None
+    if ctype.aggregate and ctype.pointers == 1 and _items(value):
+        array, record = build_array(ctype.base, value, result.keep)
+        struct = struct_class(ctype.base)
+        result.arrays[name] = (ctype.base, ctypes.addressof(array), ctypes.sizeof(struct), len(array))
+        return ctypes.addressof(array), record
     if ctype.aggregate and ctype.pointers == 1:
         if isinstance(value, Mapping) or (value is None and direction != "in"):
             obj, record = build_struct(ctype.base, value or {})

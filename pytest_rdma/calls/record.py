@@ -76,6 +76,15 @@ class StructArg:
 
 
 @dataclass(frozen=True)
+class ArrayArg:
+    """Structs passed as an array, chained through `next` where the struct has one: WR lists, SGEs."""
+
+    ctype: str  # "struct ibv_sge"
+    items: tuple[StructArg, ...]
+    chained: bool = False
+
+
+@dataclass(frozen=True)
 class OutArg:
     """An out parameter the call layer allocated: a struct, an int, ..."""
 

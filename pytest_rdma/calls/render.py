@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_rdma.calls.invoke import return_ctype
 from pytest_rdma.calls.marshal import TRAILING, parse_ctype
-from pytest_rdma.calls.record import Call, Field, Handle, OutArg, StructArg, Sym
+from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, OutArg, StructArg, Sym
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Verb
 
 SESSION_HANDLES = ("ctx", "device")
@@ -29,6 +29,8 @@ def step_line(call: Call) -> str:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, ArrayArg):
+        return "[" + ", ".join(_short(item) for item in value.items) + "]"
     if isinstance(value, StructArg):
         inner = ", ".join(f"{path}={_short(v)}" for path, v in value.fields if path != TRAILING)
         specs = dict(value.fields).get(TRAILING, ())
@@ -96,9 +98,22 @@ class CProgram:
             self.emit(f"{head}.size = sizeof({name});")
         return passed
 
+    def array(self, name: str, value: ArrayArg) -> str:
+        """Declare and fill an array of structs (chained through next for a WR list); its name."""
+        self.emit(f"{value.ctype} {name}[{len(value.items)}];")
+        self.emit(f"memset({name}, 0, sizeof({name}));")
+        for index, item in enumerate(value.items):
+            self.assign(f"{name}[{index}]", item.fields)
+            if value.chained and index + 1 < len(value.items):
+                self.emit(f"{name}[{index}].next = &{name}[{index + 1}];")
+        return name
+
     def assign(self, target: str, fields: Sequence[tuple[str, Any]]) -> None:
         for path, value in fields:
-            if isinstance(value, (bytes, bytearray)):
+            if isinstance(value, ArrayArg):
+                inner = f"{target.replace('[', '_').replace(']', '').replace('.', '_')}_{path.replace('.', '_')}"
+                self.emit(f"{target}.{path} = {self.array(inner, value)};")
+            elif isinstance(value, (bytes, bytearray)):
                 self.emit(f"memcpy(&{target}.{path}, {_c_bytes(bytes(value))}, {len(value)});")
             else:
                 self.emit(f"{target}.{path} = {c_literal(value)};")
@@ -109,8 +124,15 @@ class CProgram:
         passed = []
         for name, value in call.args:
             var = f"a{call.index}_{name}"
-            if isinstance(value, StructArg):
+            if isinstance(value, ArrayArg):
+                passed.append(self.array(var, value))
+            elif isinstance(value, StructArg):
                 passed.append(self.struct(var, value))
+            elif isinstance(value, OutArg) and "[" in value.ctype:
+                element, count = value.ctype.rstrip("]").split("[")
+                self.emit(f"{element} {var}[{count}];")
+                self.emit(f"memset({var}, 0, sizeof({var}));")
+                passed.append(var)
             elif isinstance(value, OutArg):
                 base = parse_ctype(value.ctype)
                 self.emit(f"{value.ctype if base.pointers or not base.aggregate else base.c_name} {var};")
@@ -269,6 +291,8 @@ def encode(value: Any) -> Any:
         return value.text
     if isinstance(value, (bytes, bytearray)):
         return {"$bytes": bytes(value).hex()}
+    if isinstance(value, ArrayArg):
+        return [encode(item) for item in value.items]
     if isinstance(value, StructArg):
         out: dict[str, Any] = {}
         for path, item in value.fields:

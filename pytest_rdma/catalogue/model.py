@@ -195,6 +195,7 @@ class Param:
     nullable: bool = False
     flags: str | None = None  # for a mask or enum: the enum of verbs.h it draws from
     doc: str = ""
+    count: str = ""  # for an out array: the parameter that gives its number of entries (ibv_poll_cq's wc)
 
 
 @dataclass(frozen=True)
