@@ -238,7 +238,7 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
     record["waiver"] = next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
     record["worker"] = worker
-    for key in ("steps", "routes", "teardown_failures", "reproducer", "deviation_ref", "decisive_call"):
+    for key in ("steps", "routes", "teardown_failures", "reproducer", "deviation_ref", "decisive_call", "rerun"):
         # Call 0 is a decisive call like any other: only absence (or an empty list) is no evidence.
         found = next((p[key] for p in phases if p.get(key) or p.get(key) == 0), None)
         if found is not None:
