@@ -4,8 +4,9 @@ One <testsuite> per device, named "<device> (<driver>)", with the device's ident
 properties; one <testcase> per check with classname "<driver>.<verb>" (dashboards group by
 it: driver, then verb) and name "<claim>[<variant>]"; a deviation, crash, timeout or error is a
 <failure> or <error> with the observation; waived, unsupported and not exercised checks are
-<skipped> with the reason; properties per testcase give driver, claim, outcome, source and the
-reproducer's path. The file is written once, at the end, to a temporary name and renamed.
+<skipped> with the reason; properties per testcase give driver, claim, outcome, source, the
+reproducer's path and the guards' findings. The file is written once, at the end, to a
+temporary name and renamed.
 """
 
 from __future__ import annotations
@@ -18,12 +19,26 @@ from typing import Any
 
 import pytest
 
+from pytest_rdma.guard.findings import leak_text
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report.results import Results
 
 FAILURE = (DEVIATES,)
 ERRORS = (CRASH, TIMEOUT, ERROR)
 SKIPPED = (WAIVED, UNSUPPORTED, NOT_EXERCISED)
+
+
+def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What the guards found (a leak, a kernel fault), whatever the outcome: in report mode it is all there is."""
+    props = []
+    if record.get("leak"):
+        props.append(("leak", leak_text(record["leak"])))
+    kernel = record.get("kernel_log")
+    if kernel:
+        origin = " (written from user space)" if kernel.get("from_user_space") else ""
+        # Every line: a kernel WARNING's own message (what identifies it) follows the WARNING line.
+        props.append(("kernel_log", f"{'/'.join(kernel['kinds'])}{origin}: {'; '.join(kernel['lines'])}"))
+    return props
 
 
 def testcase(record: Mapping[str, Any]) -> ET.Element:
@@ -37,7 +52,8 @@ def testcase(record: Mapping[str, Any]) -> ET.Element:
                        ("claim", record.get("claim", "")), ("claim_text", record.get("claim_text", "")),
                        ("outcome", record["outcome"]), ("source", record.get("ref", "")),
                        ("layer", record.get("layer", "")), ("stable_id", record["stable_id"]),
-                       ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", ""))):
+                       ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", "")),
+                       *finding_properties(record)):
         if value:
             ET.SubElement(props, "property", name=key, value=str(value))
     outcome = record["outcome"]
