@@ -51,8 +51,12 @@ _RANGE = re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*([0-9][0-9A-Za-z.\-+_]*|\*)\s*$")
 
 
 def version_key(text: str) -> tuple[int, ...]:
-    """"6.1.0-56-amd64" -> (6, 1, 0, 56): the numbers, in order."""
-    return tuple(int(part) for part in re.findall(r"\d+", text))
+    """"6.1.0-56-amd64" -> (6, 1, 0, 56): the numbers of the first run of numbers and separators.
+
+    Not every number of the text: the 64 of "amd64" made 6.1.0-56-amd64 newer than 6.1.0-56.
+    """
+    found = re.search(r"\d[\d.\-+_]*", text)
+    return tuple(int(part) for part in re.findall(r"\d+", found.group())) if found else ()
 
 
 def in_range(version: str, spec: str) -> bool:
