@@ -140,7 +140,7 @@ def classify(report: pytest.TestReport, exc: BaseException | None, run: Run | No
     phase = blank_phase(report)
     if report.passed:
         phase["outcome"] = CONFORMS
-        if waiver:
+        if waiver and report.when == "call":  # a setup or teardown that passed says nothing of the waiver
             phase["waiver"] = {**waiver, "status": "fixed"}
         return phase
     if report.skipped:
