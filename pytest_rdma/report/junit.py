@@ -44,7 +44,7 @@ def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
 def testcase(record: Mapping[str, Any]) -> ET.Element:
     driver = record.get("driver") or "no-device"
     # A test of the user's own has no claim: its node's name keeps its parametrizations apart.
-    own = str(record.get("nodeid") or record["test"]).rsplit("::", 1)[-1]
+    own = str(record.get("nodeid") or record.get("test") or "").rsplit("::", 1)[-1]
     name = f"{record['claim']}[{record['variant']}]" if record.get("variant") else record.get("claim") or own
     case = ET.Element("testcase", classname=f"{driver}.{record.get('verb') or record['test']}", name=name,
                       time=f"{float(record.get('duration') or 0):.6f}")
