@@ -75,7 +75,8 @@ class CProgram:
         """Declare and fill a struct argument; the expression that passes it."""
         specs = dict(arg.fields).get(TRAILING, ())
         if specs:
-            members = " ".join(f"{parse_ctype(spec).c_name} spec{i};" for i, (spec, _) in enumerate(specs))
+            # A spec is named as its abi struct is ("ibv_flow_spec_eth"), without the "struct" keyword.
+            members = " ".join(f"struct {spec} spec{i};" for i, (spec, _) in enumerate(specs))
             self.emit(f"struct {{ {arg.ctype} attr; {members} }} __attribute__((packed)) {name};")
             head, passed = f"{name}.attr", f"&{name}.attr"
         else:
