@@ -75,10 +75,11 @@ def scratch_project(pytester: pytest.Pytester, extra: str | None) -> None:
     suites.mkdir(exist_ok=True)
     shutil.copy(SUITES / "test_verbs.py", suites / "test_verbs.py")
     pytester.makeini("[pytest]\n" + (f"rdma_catalogue_extra = {extra}\n" if extra else ""))
+    pytester.syspathinsert()  # in-process runs import the extra module as a subprocess does, from here
 
 
 def collected(pytester: pytest.Pytester, *args: str) -> list[str]:
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider", *args, "suites")
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", *args, "suites")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     return [line.removeprefix("suites/") for line in result.stdout.lines if "::" in line]
 
@@ -105,7 +106,7 @@ def test_an_extra_verb_description_yields_new_checks(
 def test_an_extra_verb_with_an_unknown_kind_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(extra_verbs=EXTRA_VERBS.replace("KIND", "index-bouns"))
     scratch_project(pytester, "extra_verbs:VERBS")
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "suites")
+    result = pytester.runpytest("--collect-only", "-q", "suites")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
@@ -121,7 +122,7 @@ def test_an_extra_verb_that_breaks_the_catalogue_is_a_usage_error(pytester: pyte
     broken = EXTRA_VERBS.replace("KIND", "index-bounds").replace('Step("ibv_reg_mr"', 'Step("ibv_reg_mrr"')
     pytester.makepyfile(extra_verbs=broken.replace('name="ibv_dealloc_pd_demo"', 'name="ibv_dealloc_pd"'))
     scratch_project(pytester, "extra_verbs:VERBS")
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "suites")
+    result = pytester.runpytest("--collect-only", "-q", "suites")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
@@ -146,6 +147,6 @@ def test_an_extra_verb_that_breaks_the_catalogue_is_a_usage_error(pytester: pyte
 def test_an_extra_spec_that_names_no_verbs_is_a_usage_error(pytester: pytest.Pytester, spec: str, says: str) -> None:
     pytester.makepyfile(extra_verbs="NOT_VERBS = ('ibv_frob',)\n")
     scratch_project(pytester, spec)
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "suites")
+    result = pytester.runpytest("--collect-only", "-q", "suites")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {says}"])
