@@ -196,7 +196,8 @@ def _waiver(entry: Any, driver: str, path: Path, line: int, seen: dict[str, int]
         raise _fail(path, line, "each [[waiver]] must be a table")
     unknown = sorted(set(entry) - WAIVER_KEYS)
     if unknown:
-        raise _fail(path, line, f"[[waiver]] has unknown key {unknown[0]!r} (allowed: {', '.join(sorted(WAIVER_KEYS))})")
+        allowed = ", ".join(sorted(WAIVER_KEYS))
+        raise _fail(path, line, f"[[waiver]] has unknown key {unknown[0]!r} (allowed: {allowed})")
     for key in REQUIRED_KEYS:
         value = entry.get(key)
         if not isinstance(value, str) or not value.strip():

@@ -128,7 +128,8 @@ class CProgram:
             self.emit(f"{invocation};")
         else:
             ctype = return_ctype(verb)
-            self.emit(f"{ctype} {result} = {invocation};" if result not in self.declared else f"{result} = {invocation};")
+            declared = result in self.declared
+            self.emit(f"{result} = {invocation};" if declared else f"{ctype} {result} = {invocation};")
             self.declared.add(result)
         self.emit(f"int e{call.index} = errno;")
         self.report(call, verb, result)

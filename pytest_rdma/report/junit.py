@@ -60,8 +60,8 @@ def testcase(record: Mapping[str, Any]) -> ET.Element:
             ET.SubElement(props, "property", name=key, value=str(value))
     outcome = record["outcome"]
     if outcome in FAILURE:
-        element = ET.SubElement(case, "failure", type="deviation",
-                                message=f"expected: {record.get('expected', '')}; observed: {record.get('observed', '')}")
+        message = f"expected: {record.get('expected', '')}; observed: {record.get('observed', '')}"
+        element = ET.SubElement(case, "failure", type="deviation", message=message)
         element.text = "\n".join(record.get("steps", ())) or record.get("message", "")
     elif outcome in ERRORS:
         element = ET.SubElement(case, "error", type=outcome, message=record.get("reason", "") or outcome)
