@@ -132,7 +132,7 @@ def test_collecting_the_packaged_suite_needs_no_device(pytester: pytest.Pytester
     assert len(ids) == 649
     assert any(line.endswith("test_ibv_modify_qp[rxe0-required-attrs-RC-INIT>RTR-without-AV]") for line in ids)
     assert any(line.endswith("test_det_modify_qp[illegal-transition-EPERM]") for line in ids), "no device: once"
-    header = pytester.runpytest_subprocess("--rdma-dev=rxe0,siw0", "--collect-only")
+    header = pytester.runpytest("--rdma-dev=rxe0,siw0", "--collect-only")
     header.stdout.fnmatch_lines(["rdma: collecting for rxe0, siw0 (no device is opened)", "collected 1288 items*"])
 
 
