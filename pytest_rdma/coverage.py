@@ -6,8 +6,8 @@ checks that cover it, or the reason it cannot be tested: the claim or error is m
 untestable, or its API family has no provider on this system. Anything else is reported
 as NOT ACCOUNTED, and the command then exits 1.
 
-With `--results FILE` (a JUnit XML written by `pytest --junitxml` on a provider), each
-check also shows how it ended on that provider.
+With `--results FILE` (the JUnit XML of a run on a provider: --rdma-junit, or pytest's own
+--junitxml), each check also shows how it ended there, per device.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma.catalogue.model import Verb
+from pytest_rdma.kinds.registry import UNTESTABLE
+from pytest_rdma.outcomes import DEVIATES
 
 # Where man pages are looked up besides `man -w` (pages that are not installed, such as a
 # DET page given as a file, are found by their .TH line in these directories).
@@ -114,9 +116,24 @@ def page_errnos(man: str, man_dirs: Sequence[Path] = MAN_DIRS_DEFAULT) -> frozen
 
 
 def load_results(path: Path) -> dict[str, list[str]]:
-    """JUnit XML of a run -> {"test_<verb>[<case id>]": ["rxe0: conforms", ...]}."""
+    """JUnit XML of a run -> {"test_<verb>[<case id>]": ["rxe0: conforms", ...]}.
+
+    pytest-rdma's own file (--rdma-junit) names each check's stable id, device and outcome as
+    properties; pytest's --junitxml only names the node ("test_<verb>[<device>-<case id>]").
+    """
     outcomes: dict[str, list[str]] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
+        props = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+        if props.get("stable_id"):
+            outcome = props.get("outcome", "")
+            shown = "DEVIATES" if outcome == DEVIATES else outcome
+            found = case.find("skipped") if case.find("skipped") is not None else case.find("error")
+            message = (found.get("message") or "") if found is not None else ""
+            if message and message != outcome:
+                shown = message if message.startswith(f"{outcome}:") else f"{outcome}: {message}"
+            where = f"{props['device']}: " if props.get("device") else ""
+            outcomes.setdefault(props["stable_id"], []).append(where + shown)
+            continue
         name = case.get("name", "")
         outcome = "conforms"
         for child, label in (("failure", "DEVIATES"), ("error", "error"), ("skipped", "skipped")):
@@ -152,7 +169,7 @@ def verb_coverage(verb: Verb, page_errors: frozenset[str] | None = None,
     blocker = family_blocker(verb.family)
     checks: dict[str, list[str]] = {claim.id: [] for claim in verb.claims}
     for case in expand(verb):
-        node = f"test_{verb.name}[{case.id}]"
+        node = case.stable_id
         extra = _outcomes_of(node, results) if results is not None else []
         checks.setdefault(case.claim, []).append(node + (f"  ({'; '.join(extra)})" if extra else ""))
     items: list[Item] = []
@@ -165,7 +182,7 @@ def verb_coverage(verb: Verb, page_errors: frozenset[str] | None = None,
             if claim is None:
                 item.problem = f"covered_by names claim {claim_id!r}, which does not exist"
                 continue
-            if claim.kind == "untestable":
+            if claim.kind == UNTESTABLE:
                 item.reasons.append(f"via claim {claim_id}: untestable: {claim.untestable}")
             else:
                 count = len(checks.get(claim_id, []))
@@ -185,8 +202,8 @@ def verb_coverage(verb: Verb, page_errors: frozenset[str] | None = None,
                           problem="the page lists this errno; the catalogue entry does not"))
 
     for claim in verb.claims:
-        item = Item(f"claim {claim.id}", f"{claim.says} [{claim.section}]")
-        if claim.kind == "untestable":
+        item = Item(f"claim {claim.id}", f"{claim.says} [{verb.source(claim).text}]")
+        if claim.kind == UNTESTABLE:
             if claim.untestable:
                 item.reasons.append(f"untestable: {claim.untestable}")
             else:
@@ -194,7 +211,7 @@ def verb_coverage(verb: Verb, page_errors: frozenset[str] | None = None,
         else:
             item.checks = checks.get(claim.id, [])
             if not item.checks:
-                item.problem = f"check kind {claim.kind!r} generated no check"
+                item.problem = f"claim kind {claim.kind!r} generated no check"
             elif blocker:
                 item.reasons.append(f"blocked: {blocker}")
         items.append(item)
@@ -286,7 +303,7 @@ def render_report(report: list[VerbCoverage], fmt: str = "text") -> str:
 
 def render(catalogue: Iterable[Verb], provider: str | Path | None = None, *, fmt: str = "text",
            man_dirs: Sequence[Path] = MAN_DIRS_DEFAULT) -> str:
-    """The coverage report of `catalogue`; `provider` is an optional JUnit XML of a run on one."""
+    """The coverage report of `catalogue`; `provider` is an optional JUnit XML of a run on one (load_results)."""
     results = load_results(Path(provider)) if provider is not None else None
     return render_report(coverage(catalogue, man_dirs, results), fmt)
 
@@ -302,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--verb", action="append", metavar="NAME", help="only this verb (repeatable)")
     parser.add_argument("--format", choices=("text", "markdown"), default="text", dest="fmt")
     parser.add_argument("--results", metavar="FILE", type=Path,
-                        help="JUnit XML of a run on a provider (pytest --junitxml): show each outcome")
+                        help="JUnit XML of a run on a provider (--rdma-junit, or pytest --junitxml): show "
+                             "each outcome")
     parser.add_argument("--man-dir", action="append", metavar="DIR", type=Path, default=[],
                         help="also look for man pages here (files found by their .TH line); repeatable")
     args = parser.parse_args(argv)

@@ -101,12 +101,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # `pytest --rdma-dev=rxe0` with no test path (and no testpaths setting): the packaged suite.
     if options.devices and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
         config.args[:] = [str(suite_dir())]
-    if not hasattr(config, "workerinput"):  # workers inherit the controller's validated options
-        if not options.devices and targets_suite(config) and not config.option.collectonly:
+    # Collecting needs no device: the case ids name the devices given, but none is opened or checked.
+    if not hasattr(config, "workerinput") and not config.option.collectonly:  # workers inherit the checks
+        if not options.devices and targets_suite(config):
             raise no_device_error()
         validate_devices(options.devices)
-        if not config.option.collectonly:
-            validate_ports(options.devices, catalogue, options.port, options.gid_index)
+        validate_ports(options.devices, catalogue, options.port, options.gid_index)
     from pytest_rdma import fixtures
 
     config.pluginmanager.register(fixtures, "rdma-fixtures")
@@ -118,6 +118,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     options = settings.get(config)
     if not options.devices:
         return [f"rdma: no device chosen (--rdma-dev NAME); devices on this host: {device_list()}"]
+    if config.option.collectonly:
+        return [f"rdma: collecting for {', '.join(options.devices)} (no device is opened)"]
     from pytest_rdma.provider.describe import describe
 
     lines = [f"rdma: port {options.port}, gid index {options.gid_index}"]

@@ -28,7 +28,8 @@ def no_device_error() -> pytest.UsageError:
     return pytest.UsageError(
         f"no RDMA device named: give one with --rdma-dev NAME (or rdma_devices in an ini file, or RDMA_DEV in the "
         f"environment). Devices on this host: {device_list()}."
-        + ("" if sysfs_devices() else " No RDMA device here? './pytest-rdma lab' tests Soft-RoCE and soft-iWARP in a VM.")
+        + ("" if sysfs_devices() else
+           " No RDMA device here? './pytest-rdma lab' tests Soft-RoCE and soft-iWARP in a VM.")
     )
 
 

@@ -611,7 +611,8 @@ ibv_create_qp = Verb(
               "NOTES", over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UD")}, variant="{qp_type}-recv-caps-above-limits",
               needs=(Cap("attr.max_srq"),),
               call={"qp_init_attr.srq": Need("srq"), "qp_init_attr.cap": {
-                  **_SMALL_CAP, "max_recv_wr": Dev("attr.max_qp_wr", times=4), "max_recv_sge": Dev("attr.max_sge", plus=5)}}),
+                  **_SMALL_CAP, "max_recv_wr": Dev("attr.max_qp_wr", times=4),
+                  "max_recv_sge": Dev("attr.max_sge", plus=5)}}),
         Claim("srq-only-rc-ud", "refused", "asking for a QP type other than RC or UD with an SRQ fails", "NOTES",
               over={"qp_type": ("IBV_QPT_UC", "IBV_QPT_RAW_PACKET")}, variant="{qp_type}-with-srq",
               needs=(Cap("attr.max_srq"),),
@@ -657,7 +658,8 @@ ibv_create_qp_ex = Verb(
                 "create_flags": 0,
             },
             flags="ibv_qp_init_attr_mask",
-            doc="comp_mask draws from ibv_qp_init_attr_mask; create_flags from ibv_qp_create_flags; cap is written back",
+            doc="comp_mask draws from ibv_qp_init_attr_mask; create_flags from ibv_qp_create_flags; "
+                "cap is written back",
         ),
     ),
     # The page has no ERRORS section: it only says NULL is returned on failure.
@@ -668,8 +670,9 @@ ibv_create_qp_ex = Verb(
               **_cap_writeback("qp_init_attr_ex", "ibv_create_qp_ex", "ibv_query_qp(3) DESCRIPTION")),
         Claim("cap-writeback-at-limit", "succeeds", "the same holds for a request at the device maximum (a field "
               "naming an ibv_device_attr limit)", "DESCRIPTION",
-              over={"qp_type": _QP_TYPES, ("field", "limit"): (("max_send_wr", "max_qp_wr"), ("max_recv_wr", "max_qp_wr"),
-                                                               ("max_send_sge", "max_sge"), ("max_recv_sge", "max_sge"))},
+              over={"qp_type": _QP_TYPES, ("field", "limit"): (
+                  ("max_send_wr", "max_qp_wr"), ("max_recv_wr", "max_qp_wr"),
+                  ("max_send_sge", "max_sge"), ("max_recv_sge", "max_sge"))},
               variant="{qp_type}-{field}-at-{limit}",
               **{**_cap_writeback("qp_init_attr_ex", "ibv_create_qp_ex", "ibv_query_qp(3) DESCRIPTION"),
                  "call": {"qp_init_attr_ex.qp_type": Var("qp_type"), "qp_init_attr_ex.cap": _SMALL_CAP,
@@ -679,7 +682,8 @@ ibv_create_qp_ex = Verb(
               over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UD")}, variant="{qp_type}-recv-caps-above-limits",
               needs=(Cap("attr.max_srq"),),
               call={"qp_init_attr_ex.srq": Need("srq"), "qp_init_attr_ex.cap": {
-                  **_SMALL_CAP, "max_recv_wr": Dev("attr.max_qp_wr", times=4), "max_recv_sge": Dev("attr.max_sge", plus=5)}}),
+                  **_SMALL_CAP, "max_recv_wr": Dev("attr.max_qp_wr", times=4),
+                  "max_recv_sge": Dev("attr.max_sge", plus=5)}}),
         Claim("unknown-comp-mask", "refused", "comp_mask bits outside ibv_qp_init_attr_mask make the call fail",
               "DESCRIPTION", over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UD"), "bit": (7, 8, 16, 31)},
               variant="{qp_type}-comp_mask-bit{bit}",
@@ -697,7 +701,8 @@ ibv_create_qp_ex = Verb(
         Claim("qp-num-unique", "distinct", "each created QP has a valid qp_num, unique among live QPs (on IB "
               "transport: 24 bits and not the special QP0/QP1)", "RETURN VALUE",
               over={("qp_type", "name", "cycle"): _unique_axis(_QP_TYPES)}, variant="{name}-x64",
-              call={"qp_init_attr_ex.pd": Need("pd", label="shared"), "qp_init_attr_ex.send_cq": Need("cq", label="shared"),
+              call={"qp_init_attr_ex.pd": Need("pd", label="shared"),
+                    "qp_init_attr_ex.send_cq": Need("cq", label="shared"),
                     "qp_init_attr_ex.recv_cq": Need("cq", label="shared"), "qp_init_attr_ex.cap": _SMALL_CAP},
               expect=(Expect("ret.qp_num", "in", (2, 1 << 24), transports=IB_TRANSPORTS),),
               params={"count": 64, "value": "ret.qp_num", "cycle": Var("cycle"), "cycle_needs": _QP_TYPE_NEEDS}),
@@ -715,7 +720,9 @@ ibv_create_qp_ex = Verb(
         "vars": {"qp_type": "IBV_QPT_RC"},
         "needs": {"qp_type": _QP_TYPE_NEEDS},
         # verbs.h: the inline answers EOPNOTSUPP itself when the provider has no create_qp_ex.
-        "not_supported": {"EOPNOTSUPP": "the provider does not implement ibv_create_qp_ex (verbs.h answers EOPNOTSUPP)"},
+        "not_supported": {
+            "EOPNOTSUPP": "the provider does not implement ibv_create_qp_ex (verbs.h answers EOPNOTSUPP)"
+        },
     },
 )
 
@@ -865,7 +872,8 @@ ibv_query_device_ex = Verb(
               params={"root": "q:attr", "relations": (("phys_port_cnt_ex", ">=", "orig_attr.phys_port_cnt"),)}),
         Claim("limits-sane", "relation", "the resource limits are at least one", "NOTES", steps=_QUERY_EX,
               params={"root": "q:attr", "relations": tuple(
-                  (f"orig_attr.{f}", ">=", 1) for f in ("max_qp_wr", "max_sge", "max_cqe", "max_qp", "max_cq", "max_pd"))}),
+                  (f"orig_attr.{f}", ">=", 1)
+                  for f in ("max_qp_wr", "max_sge", "max_cqe", "max_qp", "max_cq", "max_pd"))}),
         Claim("limits-honoured", "limit", "the maxima are upper limits: a resource at the maximum can be created "
               "when memory allows (NOTES lets it fail for lack of resources), one above it is refused", "NOTES",
               over={("what", "verb", "arg", "limit", "qp_type", "needs"): (
@@ -982,7 +990,8 @@ ibv_destroy_flow = Verb(
     errors=(
         Error("EINVAL", "flow_id is invalid",
               untestable="an invalid flow_id is a stale or forged pointer: passing one is undefined behaviour"),
-        Error("ENOMEM", "not enough memory to destroy the rule", untestable="cannot exhaust memory safely on a shared lab VM"),
+        Error("ENOMEM", "not enough memory to destroy the rule",
+              untestable="cannot exhaust memory safely on a shared lab VM"),
     ),
     claims=(
         Claim("destroy-returns-zero", "succeeds", "destroying a rule just created returns 0", "RETURN VALUE",

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import errno as errno_module
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
 
 # Linux gives EOPNOTSUPP and ENOTSUP one number; the verbs pages and headers say EOPNOTSUPP.
 _PREFERRED = {errno_module.EOPNOTSUPP: "EOPNOTSUPP", errno_module.EWOULDBLOCK: "EAGAIN"}

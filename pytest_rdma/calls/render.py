@@ -18,6 +18,7 @@ from typing import Any
 from pytest_rdma.calls.invoke import return_ctype
 from pytest_rdma.calls.marshal import TRAILING, parse_ctype
 from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, OutArg, StructArg, Sym
+from pytest_rdma.calls.values import is_flag_expr
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Verb
 
 SESSION_HANDLES = ("ctx", "device")
@@ -152,7 +153,8 @@ class CProgram:
             self.emit(f"{invocation};")
         else:
             ctype = return_ctype(verb)
-            self.emit(f"{ctype} {result} = {invocation};" if result not in self.declared else f"{result} = {invocation};")
+            declared = result in self.declared
+            self.emit(f"{result} = {invocation};" if declared else f"{ctype} {result} = {invocation};")
             self.declared.add(result)
         self.emit(f"int e{call.index} = errno;")
         self.report(call, verb, result)
@@ -288,7 +290,8 @@ def encode(value: Any) -> Any:
     if isinstance(value, Field):
         return {"$field": [value.handle, value.path]}
     if isinstance(value, Sym):
-        return value.text
+        # By name where it has one; a mask of bare bits ("0", "0x40000000") would come back as a string.
+        return value.text if is_flag_expr(value.text) else value.value
     if isinstance(value, (bytes, bytearray)):
         return {"$bytes": bytes(value).hex()}
     if isinstance(value, ArrayArg):

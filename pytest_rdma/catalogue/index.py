@@ -48,7 +48,9 @@ class Catalogue:
         try:
             return self.producers[kind]
         except KeyError:
-            raise LookupError(f"no verb of the catalogue makes a {kind!r} (contract produces it with makes=True)") from None
+            raise LookupError(
+                f"no verb of the catalogue makes a {kind!r} (contract produces it with makes=True)"
+            ) from None
 
     def mover(self, kind: str) -> Verb:
         try:

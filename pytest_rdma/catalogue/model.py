@@ -128,7 +128,7 @@ class Flags:
 class Buffer:
     """Memory the check allocates (zeroed, page aligned) and frees: `addr` of ibv_reg_mr."""
 
-    size: Union[int, "Dev", "Var"]
+    size: Union[int, Dev, Var]
 
 
 Value = object  # int | str (a literal, or IBV_* names joined by "|") | None | Need | Dev | Var | Arg | Ref | ...

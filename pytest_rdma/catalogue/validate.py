@@ -161,7 +161,8 @@ def _check_contract(verb: Verb, contract: Contract, names: Mapping[str, Verb]) -
                 yield f"{where}: unknown resource kind {resource.kind!r} (known: {', '.join(sorted(RESOURCE_STATES))})"
                 continue
             if resource.state is not None and resource.state not in states:
-                yield f"{where}: {resource.kind} has no state {resource.state!r} (known: {', '.join(sorted(states)) or 'none'})"
+                known = ", ".join(sorted(states)) or "none"
+                yield f"{where}: {resource.kind} has no state {resource.state!r} (known: {known})"
             if resource.role and re.split(r"\.|->", resource.role)[0] not in params:
                 yield f"{where}: {resource.kind} role {resource.role!r} is not a parameter of {verb.name}"
     for move in contract.moves:
@@ -180,7 +181,8 @@ def problems_of(verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb])
     """Everything wrong with one verb; `names` is the whole catalogue (for cross-references)."""
     out: list[str] = []
     if verb.returns not in RETURN_CONVENTIONS:
-        out.append(f"{verb.name}: returns: {verb.returns!r} is not a return convention ({', '.join(RETURN_CONVENTIONS)})")
+        conventions = ", ".join(RETURN_CONVENTIONS)
+        out.append(f"{verb.name}: returns: {verb.returns!r} is not a return convention ({conventions})")
     if not verb.man.strip():
         out.append(f"{verb.name}: man: empty (name the page, e.g. '{verb.name}(3)')")
     if verb.family not in FAMILIES:

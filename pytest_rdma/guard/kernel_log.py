@@ -12,9 +12,8 @@ from collections.abc import Generator
 import pytest
 
 from pytest_rdma.guard.after_teardown import AfterTeardown
-from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, KernelFault, attach, conclude
+from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, MARK_EXPECTED, KernelFault, attach, conclude
 from pytest_rdma.guard.kmsg import Fault, KmsgReader, faults
-from pytest_rdma.guard.findings import MARK_EXPECTED
 
 LINES_KEPT = 20
 

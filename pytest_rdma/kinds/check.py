@@ -36,7 +36,9 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     ">": operator.gt,
     "<": operator.lt,
     "0=>0": _implies_zero,
-    "in": lambda left, right: right[0] <= left < right[1] if isinstance(right, tuple) and len(right) == 2 else left in right,
+    "in": lambda left, right: (
+        right[0] <= left < right[1] if isinstance(right, tuple) and len(right) == 2 else left in right
+    ),
     "has-once": lambda left, right: list(left).count(right) == 1,
     "distinct": lambda left, _right: len(set(left)) == len(left),
     "nonzero": lambda left, _right: bool(left),

@@ -17,12 +17,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report.record import severity
 
 BAD = {DEVIATES, WAIVED, CRASH, TIMEOUT, ERROR}
 GOOD = {CONFORMS}
-SYMBOL = {CONFORMS: "✔", DEVIATES: "✘", WAIVED: "≈", UNSUPPORTED: "–", CRASH: "💥", TIMEOUT: "⏱", ERROR: "!"}
+SYMBOL = {CONFORMS: "✔", DEVIATES: "✘", WAIVED: "≈", UNSUPPORTED: "–", NOT_EXERCISED: "○", CRASH: "💥", TIMEOUT: "⏱",
+          ERROR: "!"}
 REGRESSION = "▼ regression"
 FIX = "▲ fixed"
 
@@ -147,7 +148,7 @@ def _change_lines(found: list[Change], bullet: str) -> list[str]:
 STYLE = """body{font-family:sans-serif}table{border-collapse:collapse}
 td,th{border:1px solid #bbb;padding:3px 8px}
 .conforms{background:#dfd}.deviates,.crash,.timeout,.error{background:#fdd}.waived{background:#ffd}
-.unsupported{background:#eee}.regression{outline:3px solid #c00}.fixed{outline:3px solid #080}"""
+.unsupported,.not-exercised{background:#eee}.regression{outline:3px solid #c00}.fixed{outline:3px solid #080}"""
 
 
 def html_page(columns: list[Column], found: list[Change]) -> str:
@@ -156,7 +157,7 @@ def html_page(columns: list[Column], found: list[Change]) -> str:
         ids = column.rows.get(row, [])
         worst = min((column.outcomes[i] for i in ids), key=severity) if ids else ""
         marks = " ".join(k.split(" ", 1)[1] for k in (REGRESSION, FIX) if k in text)
-        return f'<td class="{worst} {marks}">{html.escape(text)}</td>'
+        return f'<td class="{worst.replace(" ", "-")} {marks}">{html.escape(text)}</td>'
 
     head = "".join(f"<th>{html.escape(c.label)}</th>" for c in columns)
     body = "\n".join(f"<tr><td>{html.escape(r[0])}</td><td>{html.escape(r[1])}</td>"

@@ -20,17 +20,6 @@ import pytest
 from pytest_rdma.outcomes import Deviation
 
 
-class DeviationText(str):
-    """The failure text; `reprcrash.message` is the one line JUnit and pytest's short summary show."""
-
-    reprcrash: Any
-
-
-class _Crash:
-    def __init__(self, path: str, lineno: int, message: str) -> None:
-        self.path, self.lineno, self.message = path, lineno, message
-
-
 def raised_at(excinfo: pytest.ExceptionInfo[BaseException]) -> tuple[str, int]:
     """The innermost frame's file and line, read from the traceback object (no file access)."""
     tb = excinfo.tb
@@ -50,8 +39,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return None
     deviation = excinfo.value
     path, lineno = raised_at(excinfo)
-    text = DeviationText(f"{deviation}\n{path}:{lineno}: raised here")
-    text.reprcrash = _Crash(path, lineno, f"Deviation: {deviation.expected} | observed: {deviation.observed}")
+    # A plain str, not a subclass: xdist sends a worker's report to the controller, and its
+    # serialiser refuses any type it does not know (a str subclass ended the run with INTERNALERROR).
+    text = f"{deviation}\n{path}:{lineno}: raised here"
     # pytest takes a call whose excinfo is not an ExceptionInfo as the representation itself; the
     # hook's own `call` keeps the exception, which xfail handling (waivers) and the recorder read.
     plain: Any = copy.copy(call)

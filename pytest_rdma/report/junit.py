@@ -4,8 +4,9 @@ One <testsuite> per device, named "<device> (<driver>)", with the device's ident
 properties; one <testcase> per check with classname "<driver>.<verb>" (dashboards group by
 it: driver, then verb) and name "<claim>[<variant>]"; a deviation, crash, timeout or error is a
 <failure> or <error> with the observation; waived, unsupported and not exercised checks are
-<skipped> with the reason; properties per testcase give driver, claim, outcome, source and the
-reproducer's path. The file is written once, at the end, to a temporary name and renamed.
+<skipped> with the reason; properties per testcase give driver, claim, outcome, source, the
+reproducer's path and the guards' findings. The file is written once, at the end, to a
+temporary name and renamed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rdma.guard.findings import leak_text
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report.results import Results
 
@@ -26,9 +28,24 @@ ERRORS = (CRASH, TIMEOUT, ERROR)
 SKIPPED = (WAIVED, UNSUPPORTED, NOT_EXERCISED)
 
 
+def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What the guards found (a leak, a kernel fault), whatever the outcome: in report mode it is all there is."""
+    props = []
+    if record.get("leak"):
+        props.append(("leak", leak_text(record["leak"])))
+    kernel = record.get("kernel_log")
+    if kernel:
+        origin = " (written from user space)" if kernel.get("from_user_space") else ""
+        # Every line: a kernel WARNING's own message (what identifies it) follows the WARNING line.
+        props.append(("kernel_log", f"{'/'.join(kernel['kinds'])}{origin}: {'; '.join(kernel['lines'])}"))
+    return props
+
+
 def testcase(record: Mapping[str, Any]) -> ET.Element:
     driver = record.get("driver") or "no-device"
-    name = f"{record['claim']}[{record['variant']}]" if record.get("variant") else record.get("claim") or record["test"]
+    # A test of the user's own has no claim: its node's name keeps its parametrizations apart.
+    own = str(record.get("nodeid") or record.get("test") or "").rsplit("::", 1)[-1]
+    name = f"{record['claim']}[{record['variant']}]" if record.get("variant") else record.get("claim") or own
     case = ET.Element("testcase", classname=f"{driver}.{record.get('verb') or record['test']}", name=name,
                       time=f"{float(record.get('duration') or 0):.6f}")
     props = ET.SubElement(case, "properties")
@@ -37,13 +54,14 @@ def testcase(record: Mapping[str, Any]) -> ET.Element:
                        ("claim", record.get("claim", "")), ("claim_text", record.get("claim_text", "")),
                        ("outcome", record["outcome"]), ("source", record.get("ref", "")),
                        ("layer", record.get("layer", "")), ("stable_id", record["stable_id"]),
-                       ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", ""))):
+                       ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", "")),
+                       *finding_properties(record)):
         if value:
             ET.SubElement(props, "property", name=key, value=str(value))
     outcome = record["outcome"]
     if outcome in FAILURE:
-        element = ET.SubElement(case, "failure", type="deviation",
-                                message=f"expected: {record.get('expected', '')}; observed: {record.get('observed', '')}")
+        message = f"expected: {record.get('expected', '')}; observed: {record.get('observed', '')}"
+        element = ET.SubElement(case, "failure", type="deviation", message=message)
         element.text = "\n".join(record.get("steps", ())) or record.get("message", "")
     elif outcome in ERRORS:
         element = ET.SubElement(case, "error", type=outcome, message=record.get("reason", "") or outcome)

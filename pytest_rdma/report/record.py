@@ -141,7 +141,7 @@ def classify(report: pytest.TestReport, exc: BaseException | None, run: Run | No
     phase = blank_phase(report)
     if report.passed:
         phase["outcome"] = CONFORMS
-        if waiver:
+        if waiver and report.when == "call":  # a setup or teardown that passed says nothing of the waiver
             phase["waiver"] = {**waiver, "status": "fixed"}
         return phase
     if report.skipped:
@@ -249,8 +249,10 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
     record["waiver"] = next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
     record["worker"] = worker
-    for key in ("steps", "routes", "decided_by", "teardown_failures", "reproducer", "deviation_ref", "decisive_call"):
-        found = next((p[key] for p in phases if p.get(key)), None)
+    for key in ("steps", "routes", "decided_by", "teardown_failures", "reproducer", "deviation_ref", "decisive_call",
+                "rerun"):
+        # Call 0 is a decisive call like any other: only absence (or an empty list) is no evidence.
+        found = next((p[key] for p in phases if p.get(key) or p.get(key) == 0), None)
         if found is not None:
             record[key] = found
     for field in FINDING_FIELDS.values():

@@ -18,8 +18,11 @@ from pytest_rdma.settings import Settings
 
 
 def file_stem(stable_id: str) -> str:
-    """A file name for a stable id: "test_ibv_modify_qp[to-err-RC-INIT>ERR]" -> "test_ibv_modify_qp.to-err-RC-INIT-ERR"."""
-    inside = stable_id.replace("[", ".").rstrip("]")
+    """A file name for a stable id: "test_ibv_modify_qp[to-err-RC-INIT>ERR]" -> "ibv_modify_qp.to-err-RC-INIT-ERR".
+
+    Without "test_": a later pytest run in the same directory would collect "test_*.py" reproducers.
+    """
+    inside = stable_id.removeprefix("test_").replace("[", ".").rstrip("]")
     return re.sub(r"[^A-Za-z0-9._+=-]+", "-", inside).strip("-")[:180]
 
 

@@ -72,7 +72,10 @@ def deviation_lines(record: Mapping[str, Any], reproducers: str) -> list[str]:
 
 def listed_lines(record: Mapping[str, Any]) -> list[str]:
     why = record.get("reason") or record.get("observed") or ""
-    return [f"  {record['outcome']:<13} {record['stable_id']}: {why}"]
+    lines = [f"  {record['outcome']:<13} {record['stable_id']}: {why}"]
+    if record.get("rerun"):  # a crash: the one command that runs the check again, alone
+        lines.append(f"      rerun:    {record['rerun']}")
+    return lines
 
 
 def render(records: Sequence[Mapping[str, Any]], *, reproducers: str, verbose: bool,

@@ -1,9 +1,17 @@
-"""Material for the reporting self-tests: a tiny check kind whose outcome depends on the driver.
+"""Material for the reporting self-tests: a demo verb and claim kind whose outcome depends on the driver.
 
-Pure logic on the host (allowed: no conformance claim rests on it). The pytester conftest
-below stands in for the device fixture with a fixed identity, so the reporting can be tested
-without any RDMA device; the checks go through the real generate.run_case and the real
-Deviation / Unsupported / Blocked outcomes.
+A pytester project made by `make_project` holds:
+- rdma_demo.py: the demo verb, as data, named by the ini setting `rdma_catalogue_extra`
+  (the way a user adds a verb: the plugin validates it at configure and generates its checks);
+- conftest.py: the "demo" claim kind, registered with pytest_rdma.kinds.registry.kind, whose
+  run records a call and raises Deviation / Unsupported / NotExercised / Blocked by driver;
+  and `rdma_dut`, standing in for the device with a fixed identity and the active catalogue,
+  parametrized over rxe0 and siw0 as the plugin does for --rdma-dev;
+- test_demo.py: the suite's own two lines, for the demo verb alone.
+
+So the checks run through the real generate.verb_test, running.run_case, Check and outcomes,
+and the reporters see what they see in the lab, without any RDMA device. Pure logic on the
+host (allowed: no conformance claim rests on it).
 """
 
 from __future__ import annotations
@@ -12,14 +20,38 @@ import json
 from pathlib import Path
 from typing import Any
 
+VARIANTS = ("conforming", "deviant", "rc-only", "unreached", "blocked")
+
+DEMO_VERBS = f"""
+from pytest_rdma.catalogue.model import RETURNS_ERRNO, Claim, Error, Need, Param, Verb
+
+IBV_DEMO = Verb(
+    name="ibv_demo",
+    man="ibv_demo(3)",
+    prototype="int ibv_demo(struct ibv_context *context, int attr_mask);",
+    returns=RETURNS_ERRNO,
+    summary="the reporting self-tests' verb: refuses a mask with an undefined bit",
+    params=(Param("context", "struct ibv_context *", default=Need("context")), Param("attr_mask", "int", default=0)),
+    errors=(Error("EINVAL", "attr_mask has a bit the page does not define", covered_by=("keeps-promise",)),),
+    claims=(
+        Claim("keeps-promise", "demo", "a mask with an undefined bit is refused with EINVAL", "RETURN VALUE",
+              over={{"behaviour": {VARIANTS!r}}}, variant="{{behaviour}}"),
+    ),
+)
+VERBS = (IBV_DEMO,)
+"""
+
 CONFTEST = '''
+import errno
 import os
 import time
 
 import pytest
 
-from pytest_rdma.checks.registry import KINDS, Case, check_kind
-from pytest_rdma.outcomes import Blocked, Deviation, Unsupported
+from pytest_rdma import generate
+from pytest_rdma.calls.record import Call, Handle, Sym
+from pytest_rdma.kinds.registry import KINDS, kind
+from pytest_rdma.outcomes import Blocked, NotExercised, Unsupported
 from pytest_rdma.provider.identity import DeviceIdentity
 
 IDENTITIES = {
@@ -27,20 +59,28 @@ IDENTITIES = {
     "siw0": DeviceIdentity("siw0", "siw", "RNIC", "iw", "0.0.0.0", "0x626d74", "0", "6.1.0-test", "44.0"),
 }
 
-# (driver, variant) -> what the demo check does; absent means the device conforms.
+# (driver, behaviour) -> what the demo check does; absent: DEMO_<BEHAVIOUR> from the environment,
+# else the device conforms.
 BEHAVIOUR = {
     ("rxe", "deviant"): "deviates",
     ("siw", "deviant"): "deviates",
     ("siw", "rc-only"): "unsupported",
+    ("rxe", "unreached"): "not-exercised",
     ("rxe", "blocked"): "blocked",
     ("siw", "blocked"): "blocked",
 }
+CONTEXT = Handle("ctx", "context", "struct ibv_context *", 0)
+BAD_MASK = Sym(1 << 30, "0x40000000")
 
 
 class Dut:
+    """The device under test, as a check sees it: name, identity, catalogue."""
+
     def __init__(self, name):
         self.name = name
         self.identity = IDENTITIES[name]
+        self.catalogue = generate.active()
+        self.transport = self.identity.transport
 
 
 @pytest.fixture(scope="session")
@@ -48,74 +88,104 @@ def rdma_dut(request):
     return Dut(request.param)
 
 
-if "demo" not in KINDS:
-    @check_kind("demo")
-    class Demo:
-        @staticmethod
-        def expand(verb, claim):
-            return []
+def pytest_generate_tests(metafunc):
+    # What the plugin does for --rdma-dev rxe0 --rdma-dev siw0, for the generated checks.
+    if "rdma_case" in metafunc.fixturenames and "rdma_dut" in metafunc.fixturenames:
+        metafunc.parametrize("rdma_dut", ["rxe0", "siw0"], indirect=True, scope="session")
 
-        @staticmethod
-        def run(case, dut, res):
-            fallback = os.environ.get("DEMO_" + case.variant.upper().replace("-", "_"), "")
-            what = BEHAVIOUR.get((dut.identity.driver, case.variant), fallback)
-            if what == "deviates":
-                raise Deviation("ibv_demo(3) RETURN VALUE", "EINVAL for a bad mask", "returned 0",
-                                {"attr_mask": "0x1"}, "import pyverbs  # reproduce " + case.id)
-            if what == "unsupported":
-                raise Unsupported("IBV_QPT_UD")
-            if what == "blocked":
-                raise Blocked("no DET provider here")
-            if what == "error":
-                raise RuntimeError("ibv_alloc_pd failed: ENOMEM")
-            if what == "hang":
-                time.sleep(30)
-            if what == "crash":
-                os._exit(3)
+
+def recorded(check, errno_name):
+    """The demo's one call, recorded as the call layer records a call (no libibverbs needed)."""
+    code = getattr(errno, errno_name) if errno_name else 0
+    call = Call(len(check.calls.log), "ibv_demo", (("context", CONTEXT), ("attr_mask", BAD_MASK)), code, code,
+                code, "provider:demo", code == 0)
+    check.calls.log.append(call)
+    return call
+
+
+def demo(check):
+    """The demo kind: refused with EINVAL, or whatever BEHAVIOUR gives the device's driver."""
+    behaviour = check.spec["vars"]["behaviour"]
+    fallback = os.environ.get("DEMO_" + behaviour.upper().replace("-", "_"), "conforms")
+    what = BEHAVIOUR.get((check.dut.identity.driver, behaviour), fallback)
+    if what == "conforms":
+        recorded(check, "EINVAL")
+    elif what == "deviates":
+        call = recorded(check, "")
+        raise check.deviation("refused with EINVAL", "ibv_demo succeeded -> 0", {"returned": "success"}, call,
+                              attr_mask="0x40000000")
+    elif what.startswith("errno:"):
+        name = what.split(":", 1)[1]
+        call = recorded(check, name)
+        raise check.deviation("refused with EINVAL", f"errno {name}", {"errno": name}, call)
+    elif what == "unsupported":
+        raise Unsupported("attr.max_qp_wr = 0")
+    elif what == "not-exercised":
+        raise NotExercised("could not reach RTS: ibv_modify_qp RTR>RTS failed (errno EINVAL)")
+    elif what == "blocked":
+        raise Blocked("no DET runner: see ibv_modify_qp")
+    elif what == "error":
+        raise RuntimeError("ibv_alloc_pd failed: ENOMEM")
+    elif what == "hang":
+        time.sleep(30)
+    elif what == "crash":
+        os._exit(3)
+
+
+kind("demo")(demo)
+
+
+def pytest_unconfigure(config):
+    KINDS.pop("demo", None)  # registered for this session only (in-process runs share the registry)
 '''
 
-TESTS = '''
-import pytest
+TESTS = """
+from pytest_rdma.generate import active, generated_tests
 
-from pytest_rdma.checks.registry import Case
-from pytest_rdma.generate import run_case
-
-VARIANTS = ["conforming", "deviant", "rc-only", "blocked"]
-CASES = [Case("ibv_demo", "keeps-promise", "demo", v) for v in VARIANTS]
-
-
-@pytest.mark.parametrize("rdma_case", CASES, ids=[c.id for c in CASES])
-@pytest.mark.parametrize("rdma_dut", ["rxe0", "siw0"], indirect=True)
-def test_ibv_demo(rdma_dut, rdma_case):
-    run_case(rdma_case, rdma_dut, None)
-'''
+globals().update(generated_tests([active()["ibv_demo"]]))
+"""
 
 WAIVERS = {
-    "rxe": '''
+    "rxe": """
 [[waiver]]
 id = "test_ibv_demo[keeps-promise-deviant]"
 reason = "rxe accepts the bad mask (known)"
 link = "ibv_demo(3) RETURN VALUE"
-observed = "returned 0"
-''',
-    "siw": '''
+observed = { returned = "success" }
+""",
+    "siw": """
 [[waiver]]
 id = "test_ibv_demo[keeps-promise-dev*]"
 reason = "siw accepts the bad mask (known)"
 link = "https://example.org/bug/1"
-''',
+observed = { returned = "success" }
+""",
 }
+
+# The node id of a demo check: node("rxe0", "deviant").
+NODE = "test_demo.py::test_ibv_demo"
+
+
+def node(device: str, behaviour: str) -> str:
+    return f"{NODE}[{device}-keeps-promise-{behaviour}]"
 
 
 def make_project(pytester: Any, tests: str = TESTS, waivers: dict[str, str] | None = None) -> Path:
+    """The demo project; returns the directory of its expectations files (by default WAIVERS)."""
+    pytester.makepyfile(rdma_demo=DEMO_VERBS)
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_demo=tests)
+    pytester.makeini("[pytest]\nrdma_catalogue_extra = rdma_demo:VERBS\n")
+    pytester.syspathinsert()
     directory = pytester.mkdir("expect")
     for driver, text in (WAIVERS if waivers is None else waivers).items():
         (directory / f"{driver}.toml").write_text(text)
     return directory
 
 
+def records(path: Path) -> dict[str, dict[str, Any]]:
+    return {r["nodeid"]: r for r in json.loads(path.read_text())["results"]}
+
+
 def outcomes(path: Path) -> dict[str, str]:
-    document = json.loads(path.read_text())
-    return {r["nodeid"]: r["outcome"] for r in document["results"]}
+    return {nodeid: r["outcome"] for nodeid, r in records(path).items()}

@@ -9,41 +9,61 @@ from typing import Any
 import pytest
 
 from pytest_rdma import coverage
+from pytest_rdma.cases import Case, make_case
 from pytest_rdma.catalogue.model import Claim, Error, Verb
-from pytest_rdma.checks import registry
-from pytest_rdma.checks.registry import Case, CheckKind
+from pytest_rdma.kinds.load import KINDS
+from pytest_rdma.kinds.registry import Kind
+from pytest_rdma.report import junit
 
 MAN = Path("/usr/share/man")
-# The user's seed requests (the DET page is one of them) sit in shared/, beside the clone.
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+# The user's seed requests (the DET page is one of them) sit in shared/, beside the clone (or above
+# the directory of its worktrees).
+SEEDS = next(
+    (p / "shared" / "seeds" for p in Path(__file__).resolve().parents if (p / "shared" / "seeds").is_dir()),
+    Path(__file__).resolve().parents[3] / "shared" / "seeds",
+)
 SEED_VERBS = ("ibv_modify_qp", "ibv_create_qp_ex", "ibv_query_device_ex", "ibv_create_flow", "det_modify_qp")
 
 
 def _two_variants(verb: Verb, claim: Claim) -> list[Case]:
-    return [Case(verb.name, claim.id, claim.kind, variant) for variant in ("RC", "UD")]
+    return [make_case(verb, claim, variant, {}) for variant in ("RC", "UD")]
 
 
-def _never_run(case: Case, dut: Any, res: Any) -> None:
+def _never_run(check: Any) -> None:
     raise AssertionError("coverage must not run checks")
 
 
 @pytest.fixture
 def probe_kind(monkeypatch: pytest.MonkeyPatch) -> str:
-    registry.known_kinds()  # register the real kinds first, so ours is removed cleanly afterwards
-    monkeypatch.setitem(registry.KINDS, "cov_probe", CheckKind("cov_probe", _two_variants, _never_run))
+    # KINDS comes from kinds.load, so the real kinds are registered first and ours is removed cleanly.
+    monkeypatch.setitem(KINDS, "cov_probe", Kind("cov_probe", _two_variants, _never_run, "a probe"))
     return "cov_probe"
 
 
 def frob(family: str = "ibv", **changes: Any) -> Verb:
     fields: dict[str, Any] = dict(
-        name="ibv_frob", man="ibv_frob(3)", prototype="int ibv_frob(void);", returns="errno",
-        summary="frob", family=family, counterpart="ibv_modify_qp" if family != "ibv" else "",
-        errors=(Error("EINVAL", "bad input", covered_by=("refuses",)),
-                Error("ENOMEM", "no memory", untestable="cannot be provoked deterministically"),
-                Error("EPERM", "not allowed")),
-        claims=(Claim("refuses", "cov_probe", "bad input is refused", "ibv_frob(3) DESCRIPTION"),
-                Claim("atomic", "untestable", "nothing changes on failure", "ibv_frob(3) NOTES",
-                      untestable="no way to observe the hardware state")),
+        name="ibv_frob",
+        man="ibv_frob(3)",
+        prototype="int ibv_frob(void);",
+        returns="errno",
+        summary="frob",
+        family=family,
+        counterpart="ibv_modify_qp" if family != "ibv" else "",
+        errors=(
+            Error("EINVAL", "bad input", covered_by=("refuses",)),
+            Error("ENOMEM", "no memory", untestable="cannot be provoked deterministically"),
+            Error("EPERM", "not allowed"),
+        ),
+        claims=(
+            Claim("refuses", "cov_probe", "bad input is refused", "DESCRIPTION"),
+            Claim(
+                "atomic",
+                "untestable",
+                "nothing changes on failure",
+                "NOTES",
+                untestable="no way to observe the hardware state",
+            ),
+        ),
     )
     fields.update(changes)
     return Verb(**fields)
@@ -73,8 +93,10 @@ def test_each_error_and_claim_is_listed_with_its_checks_or_reason(probe_kind: st
 def test_the_text_report_flags_what_is_not_accounted_for(probe_kind: str, tmp_path: Path) -> None:
     text = coverage.render([frob()], man_dirs=(fake_page(tmp_path, "EINVAL"),))
     assert "  error EINVAL: bad input  -> ok\n      covered by claim refuses (2 checks)\n" in text
-    assert "  claim refuses: bad input is refused [ibv_frob(3) DESCRIPTION]  -> ok\n      2 check(s):\n" \
-           "        test_ibv_frob[refuses-RC]\n        test_ibv_frob[refuses-UD]\n" in text
+    assert (
+        "  claim refuses: bad input is refused [ibv_frob(3) DESCRIPTION]  -> ok\n      2 check(s):\n"
+        "        test_ibv_frob[refuses-RC]\n        test_ibv_frob[refuses-UD]\n" in text
+    )
     assert "  error EPERM: not allowed  -> NOT ACCOUNTED\n" in text
     assert text.rstrip().endswith("1 not accounted for\n  NOT ACCOUNTED: ibv_frob: error EPERM")
 
@@ -82,8 +104,10 @@ def test_the_text_report_flags_what_is_not_accounted_for(probe_kind: str, tmp_pa
 def test_the_markdown_report_is_a_table_per_verb(probe_kind: str, tmp_path: Path) -> None:
     text = coverage.render([frob()], fmt="markdown", man_dirs=(tmp_path,))
     assert "## ibv_frob — ibv_frob(3)\n\n| item | says | checks | status |\n|---|---|---|---|\n" in text
-    assert "| claim refuses | bad input is refused [ibv_frob(3) DESCRIPTION] | " \
-           "`test_ibv_frob[refuses-RC]`<br>`test_ibv_frob[refuses-UD]` | covered |" in text
+    assert (
+        "| claim refuses | bad input is refused [ibv_frob(3) DESCRIPTION] | "
+        "`test_ibv_frob[refuses-RC]`<br>`test_ibv_frob[refuses-UD]` | covered |" in text
+    )
     assert "| error EPERM | not allowed | — | **NOT ACCOUNTED**: neither covered" in text
 
 
@@ -94,28 +118,76 @@ def test_a_family_without_provider_says_why_its_checks_cannot_run(probe_kind: st
     assert refuses.checks and refuses.reasons[0].startswith("blocked: no DET provider"), refuses
 
 
-def test_a_claim_whose_kind_generates_nothing_is_not_accounted(monkeypatch: pytest.MonkeyPatch,
-                                                                tmp_path: Path) -> None:
-    registry.known_kinds()
-    monkeypatch.setitem(registry.KINDS, "cov_empty", CheckKind("cov_empty", lambda v, c: [], _never_run))
-    verb = frob(errors=(), claims=(Claim("refuses", "cov_empty", "refused", "ibv_frob(3) NOTES"),))
+def test_a_claim_whose_kind_generates_nothing_is_not_accounted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(KINDS, "cov_empty", Kind("cov_empty", lambda v, c: [], _never_run, "generates nothing"))
+    verb = frob(errors=(), claims=(Claim("refuses", "cov_empty", "refused", "NOTES"),))
     (entry,) = coverage.coverage([verb], man_dirs=(tmp_path,))
-    assert [item.problem for item in entry.missing] == ["check kind 'cov_empty' generated no check"]
+    assert [item.problem for item in entry.missing] == ["claim kind 'cov_empty' generated no check"]
 
 
 def test_a_provider_run_shows_each_check_outcome(probe_kind: str, tmp_path: Path) -> None:
     junit = tmp_path / "rxe.xml"
-    junit.write_text(textwrap.dedent("""\
+    junit.write_text(
+        textwrap.dedent("""\
         <testsuites><testsuite name="pytest">
           <testcase classname="suites.test_verbs" name="test_ibv_frob[rxe0-refuses-RC]"/>
           <testcase classname="suites.test_verbs" name="test_ibv_frob[rxe0-refuses-UD]">
             <skipped type="pytest.skip" message="unsupported: QP type UD">x</skipped></testcase>
           <testcase classname="suites.test_verbs" name="test_ibv_frob[siw0-refuses-RC]">
             <failure message="deviation">x</failure></testcase>
-        </testsuite></testsuites>"""))
+        </testsuite></testsuites>""")
+    )
     text = coverage.render([frob()], junit, man_dirs=(tmp_path,))
     assert "test_ibv_frob[refuses-RC]  (rxe0: conforms; siw0: DEVIATES)" in text
     assert "test_ibv_frob[refuses-UD]  (rxe0: skipped: unsupported: QP type UD)" in text
+
+
+def test_a_run_written_by_our_junit_writer_shows_each_check_outcome(probe_kind: str, tmp_path: Path) -> None:
+    base = {"verb": "ibv_frob", "claim": "refuses", "duration": 0.1, "layer": "provider"}
+    records = [
+        {
+            **base,
+            "device": "rxe0",
+            "driver": "rxe",
+            "variant": "RC",
+            "stable_id": "test_ibv_frob[refuses-RC]",
+            "outcome": "conforms",
+        },
+        {
+            **base,
+            "device": "rxe0",
+            "driver": "rxe",
+            "variant": "UD",
+            "stable_id": "test_ibv_frob[refuses-UD]",
+            "outcome": "unsupported",
+            "reason": "transport = iwarp",
+        },
+        {
+            **base,
+            "device": "siw0",
+            "driver": "siw",
+            "variant": "RC",
+            "stable_id": "test_ibv_frob[refuses-RC]",
+            "outcome": "deviates",
+            "expected": "refused",
+            "observed": "returned 0",
+        },
+        {
+            **base,
+            "device": "siw0",
+            "driver": "siw",
+            "variant": "UD",
+            "stable_id": "test_ibv_frob[refuses-UD]",
+            "outcome": "crash",
+            "reason": "worker 'gw0' crashed",
+        },
+    ]
+    junit.write(tmp_path / "run.xml", junit.document(records, {}))
+    text = coverage.render([frob()], tmp_path / "run.xml", man_dirs=(tmp_path,))
+    assert "test_ibv_frob[refuses-RC]  (rxe0: conforms; siw0: DEVIATES)" in text
+    assert (
+        "test_ibv_frob[refuses-UD]  (rxe0: unsupported: transport = iwarp; siw0: crash: worker 'gw0' crashed)" in text
+    )
 
 
 def test_errors_are_read_from_the_installed_page() -> None:

@@ -1,32 +1,39 @@
-"""Expectations files: parsing, rejection with file and line, and strict mode as a CI gate."""
+"""Expectations files: parsing, rejection with file and line, observations, scopes, review, strict mode as a CI gate."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from report_helpers import WAIVERS, make_project
+from report_helpers import WAIVERS, make_project, node, records
 
-from pytest_rdma.expectations import SHIPPED_DIR, load, parse
+from pytest_rdma.expectations import SHIPPED_DIR, Expectations, in_range, load, parse, review, version_key
 
-GOOD = '''
+GOOD = """
 # known deviations
 [[waiver]]
 id = "test_ibv_modify_qp[required-attrs-RC-INIT>RTR-*]"
 reason = "does not check the AV"
 link = "ibv_modify_qp(3) DESCRIPTION"
-observed = "returned 0"
+observed = { returned = "success" }
 
 [[waiver]]
 id = "test_ibv_x[a?c]"
 reason = "r"
 link = "https://example.org/1"
-'''
+observed = { errno = "EINVAL" }
+kernel = ">=6.1,<6.2"
+rdma_core = ">=44"
+"""
+OBSERVED = 'observed = { errno = "EINVAL" }\n'
 
 
-def test_waivers_are_read_with_their_driver_and_line() -> None:
-    waivers = parse(GOOD, Path("rxe.toml"))
-    assert [(w.driver, w.line, w.observed) for w in waivers] == [("rxe", 3, "returned 0"), ("rxe", 9, "")]
+def test_waivers_are_read_with_their_driver_line_observation_and_scopes() -> None:
+    first, second = parse(GOOD, Path("rxe.toml"))
+    assert (first.driver, first.line, first.observed, first.scopes) == ("rxe", 3, {"returned": "success"}, {})
+    assert (second.line, second.observed) == (9, {"errno": "EINVAL"})
+    assert second.scopes == {"kernel": ">=6.1,<6.2", "rdma_core": ">=44"}
     assert parse('driver = "mlx5"\n' + GOOD, Path("x.toml"))[0].driver == "mlx5"
 
 
@@ -37,16 +44,85 @@ def test_patterns_treat_brackets_literally_and_star_as_anything() -> None:
     assert second.matches("test_ibv_x[abc]") and not second.matches("test_ibv_x[b]")
 
 
-@pytest.mark.parametrize(("text", "line", "says"), [
-    ('[[waiver]]\nid = "t"\nlink = "l"\n', 1, "a waiver without a reason is rejected"),
-    ('\n[[waiver]]\nid = "t"\nreason = "  "\nlink = "l"\n', 2, "a waiver without a reason is rejected"),
-    ('[[waiver]]\nid = "t"\nreason = "r"\n', 1, "'link'"),
-    ('[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\n\n[[waiver]]\nreason = "r"\nlink = "l"\n', 6, "'id'"),
-    ('[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\nreasn = "x"\n', 1, "unknown key 'reasn'"),
-    ('[[waiver]]\nid = "t"\nreason = "r\nlink = "l"\n', 3, "malformed"),
-    ('waivers = 1\n', 1, "unknown key 'waivers'"),
-    ('[[waiver]]\nid="t"\nreason="r"\nlink="l"\n[[waiver]]\nid="t"\nreason="r"\nlink="l"\n', 5, "repeats"),
-])
+def test_a_waiver_holds_only_for_the_observation_it_records() -> None:
+    _, second = parse(GOOD, Path("rxe.toml"))
+    assert second.matches_observation({"errno": "EINVAL"})
+    assert second.matches_observation({"errno": "EINVAL", "problem": "x"}), "keys it does not record are free"
+    assert not second.matches_observation({"errno": "EPERM"})
+    assert not second.matches_observation({"returned": "success"})
+
+
+@pytest.mark.parametrize(
+    ("version", "spec", "holds"),
+    [
+        ("6.1.0-56-amd64", ">=6.1,<6.2", True),
+        ("6.2.0", ">=6.1,<6.2", False),
+        ("6.0.9", ">=6.1", False),
+        ("44.0", ">=44", True),
+        ("43.9", ">=44", False),
+        ("6.1.0-test", "==6.1", True),
+        ("6.10", "==6.1", False),
+        ("anything", "*", True),
+        ("6.1", "!=6.1", False),
+    ],
+)
+def test_version_ranges(version: str, spec: str, holds: bool) -> None:
+    assert in_range(version, spec) is holds
+
+
+def test_scopes_decide_whether_a_waiver_applies_to_a_device() -> None:
+    _, second = parse(GOOD, Path("rxe.toml"))
+    assert version_key("6.1.0-56-amd64") == (6, 1, 0, 56) and version_key("v1.2") == (1, 2)
+    assert in_range("6.1.0-56-amd64", "<=6.1.0-56")
+    assert second.applies_to({"kernel": "6.1.0-56-amd64", "rdma_core": "44.0"})
+    assert not second.applies_to({"kernel": "6.2.1", "rdma_core": "44.0"})
+    assert not second.applies_to({"kernel": "6.1.0", "rdma_core": "43.0"})
+    expectations = Expectations()
+    expectations.add(parse(GOOD, Path("rxe.toml")))
+    info = {"driver": "rxe", "stable_id": "test_ibv_x[abc]", "identity": {"kernel": "6.1.3", "rdma_core": "50.0"}}
+    assert expectations.find(info) == second
+    assert expectations.find({**info, "identity": {"kernel": "6.9", "rdma_core": "50.0"}}) is None
+    assert expectations.find({**info, "driver": "siw"}) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "says"),
+    [
+        ('[[waiver]]\nid = "t"\nlink = "l"\n' + OBSERVED, 1, "a waiver without a reason is rejected"),
+        ('\n[[waiver]]\nid = "t"\nreason = "  "\nlink = "l"\n' + OBSERVED, 2, "a waiver without a reason is rejected"),
+        ('[[waiver]]\nid = "t"\nreason = "r"\n' + OBSERVED, 1, "'link'"),
+        (
+            '[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\n' + OBSERVED + '\n[[waiver]]\nreason = "r"\nlink = "l"\n',
+            7,
+            "'id'",
+        ),
+        ('[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\n' + OBSERVED + 'reasn = "x"\n', 1, "unknown key 'reasn'"),
+        ('[[waiver]]\nid = "t"\nreason = "r\nlink = "l"\n', 3, "malformed"),
+        ("waivers = 1\n", 1, "unknown key 'waivers'"),
+        (
+            '[[waiver]]\nid="t"\nreason="r"\nlink="l"\n'
+            + OBSERVED
+            + '[[waiver]]\nid="t"\nreason="r"\nlink="l"\n'
+            + OBSERVED,
+            6,
+            "repeats",
+        ),
+        # The observation is required, and structured: a sentence cannot be compared with a deviation.
+        ('[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\n', 1, "needs 'observed', a table of what the device did"),
+        ('[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\nobserved = "returned 0"\n', 1, "needs 'observed'"),
+        ('[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\nobserved = {}\n', 1, "needs 'observed'"),
+        (
+            '[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\n' + OBSERVED + 'kernel = "about 6"\n',
+            1,
+            "kernel = 'about 6': 'about 6' is not a version comparison",
+        ),
+        (
+            '[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\n' + OBSERVED + "firmware = 7\n",
+            1,
+            "firmware = 7: it must be a string",
+        ),
+    ],
+)
 def test_a_malformed_file_names_file_and_line(text: str, line: int, says: str) -> None:
     with pytest.raises(pytest.UsageError) as raised:
         parse(text, Path("/x/rxe.toml"))
@@ -54,11 +130,9 @@ def test_a_malformed_file_names_file_and_line(text: str, line: int, says: str) -
     assert says in str(raised.value)
 
 
-def test_shipped_files_are_valid_and_cover_rxe_and_siw() -> None:
-    assert {p.stem for p in SHIPPED_DIR.glob("*.toml")} >= {"rxe", "siw"}
-    expectations = load(None)
-    for waivers in expectations.by_driver.values():
-        assert all(w.reason and w.link for w in waivers)
+def test_shipped_files_if_any_are_valid() -> None:
+    expectations = load(None)  # none are shipped since the reshape: that is no waiver, not an error
+    assert len(expectations) == sum(len(parse(p.read_text(), p)) for p in SHIPPED_DIR.glob("*.toml"))
 
 
 def test_malformed_file_is_a_usage_error_of_the_run(pytester: pytest.Pytester) -> None:
@@ -68,44 +142,171 @@ def test_malformed_file_is_a_usage_error_of_the_run(pytester: pytest.Pytester) -
     result.stderr.fnmatch_lines([f"*{expect / 'rxe.toml'}:1: malformed expectations file*without a reason*"])
 
 
-def test_strict_passes_with_the_expectations_and_fails_when_a_waiver_is_removed(
-        pytester: pytest.Pytester) -> None:
+def test_strict_passes_with_the_expectations_and_fails_when_a_waiver_is_removed(pytester: pytest.Pytester) -> None:
     expect = make_project(pytester)
     passed = pytester.runpytest("-p", "no:xdist", "--rdma-strict", "--rdma-expectations", str(expect))
-    passed.assert_outcomes(passed=3, skipped=3, xfailed=2)
+    passed.assert_outcomes(passed=4, skipped=4, xfailed=2)
     assert passed.ret == pytest.ExitCode.OK
 
     (expect / "siw.toml").write_text("")  # siw's waiver removed: its deviation is new again
     failed = pytester.runpytest("-p", "no:xdist", "--rdma-strict", "--rdma-expectations", str(expect))
-    failed.assert_outcomes(passed=3, skipped=3, xfailed=1, failed=1)
+    failed.assert_outcomes(passed=4, skipped=4, xfailed=1, failed=1)
     assert failed.ret == pytest.ExitCode.TESTS_FAILED
-    failed.stdout.fnmatch_lines(["FAILED *test_ibv_demo[[]siw0-keeps-promise-deviant[]]*"])
+    failed.stdout.fnmatch_lines(["siw0: FAILS: 1 deviates", "FAILED *test_ibv_demo[[]siw0-keeps-promise-deviant[]]*"])
 
 
 def test_strict_fails_a_waived_check_that_now_conforms(pytester: pytest.Pytester) -> None:
-    stale = WAIVERS["rxe"].replace("deviant", "conforming")
-    expect = make_project(pytester, waivers={"rxe": WAIVERS["rxe"] + stale, "siw": WAIVERS["siw"]})
-    strict = pytester.runpytest("-p", "no:xdist", "--rdma-strict", "--rdma-expectations", str(expect))
-    strict.assert_outcomes(passed=2, skipped=3, xfailed=2, failed=1)
-    strict.stdout.fnmatch_lines([
-        "*fixed: remove the waiver 'test_ibv_demo[[]keeps-promise-conforming[]]' at *rxe.toml:8*"
-        "now conforms on rxe0*",
-    ])
+    fixed = WAIVERS["rxe"].replace("deviant", "conforming")
+    expect = make_project(pytester, waivers={"rxe": WAIVERS["rxe"] + fixed, "siw": WAIVERS["siw"]})
+    strict = pytester.runpytest(
+        "-p", "no:xdist", "--rdma-strict", "--rdma-expectations", str(expect), "--rdma-json", "r.json"
+    )
+    strict.assert_outcomes(passed=3, skipped=4, xfailed=2, failed=1)
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    strict.stdout.fnmatch_lines(
+        [
+            "[[]XPASS(strict)[]] waived: rxe accepts the bad mask (known)",
+            "FAILED *test_ibv_demo[[]rxe0-keeps-promise-conforming[]] - [[]XPASS(st*",
+        ]
+    )
+    record = records(pytester.path / "r.json")[node("rxe0", "conforming")]
+    assert record["outcome"] == "conforms", "the device is fine: the waiver is what is wrong"
+    assert (record["waiver"]["status"], record["waiver"]["line"]) == ("fixed", 8)
     lenient = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect))
-    lenient.assert_outcomes(passed=2, skipped=3, xfailed=2, xpassed=1)
+    lenient.assert_outcomes(passed=3, skipped=4, xfailed=2, xpassed=1)
     assert lenient.ret == pytest.ExitCode.OK
-    lenient.stdout.fnmatch_lines(["*fixed: remove the waiver*rxe0 now conforms [[]XPASS[]]"])
 
 
 def test_without_strict_a_new_deviation_still_fails(pytester: pytest.Pytester) -> None:
     expect = make_project(pytester, waivers={})
     result = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect))
-    result.assert_outcomes(passed=3, skipped=3, failed=2)
+    result.assert_outcomes(passed=4, skipped=4, failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_a_waiver_never_hides_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     expect = make_project(pytester, waivers={"rxe": WAIVERS["rxe"].replace("deviant", "conforming")})
     monkeypatch.setenv("DEMO_CONFORMING", "error")
-    result = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect),
-                                "-k", "rxe0 and conforming")
+    result = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and conforming")
     result.assert_outcomes(failed=1)
+
+
+ERRNO_WAIVER = """
+[[waiver]]
+id = "test_ibv_demo[keeps-promise-conforming]"
+reason = "rxe refuses the bad mask with the wrong errno (known)"
+link = "ibv_demo(3) RETURN VALUE"
+observed = { errno = "EPERM" }
+"""
+
+
+def test_a_waiver_that_records_another_observation_is_a_deviation(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expect = make_project(pytester, waivers={"rxe": ERRNO_WAIVER})
+    monkeypatch.setenv("DEMO_CONFORMING", "errno:EPERM")  # rxe0 and siw0 refuse with EPERM
+    held = pytester.runpytest(
+        "-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "conforming", "--rdma-json", "held.json"
+    )
+    held.assert_outcomes(xfailed=1, failed=1)  # rxe0's is waived; siw has no waiver
+    waived = records(pytester.path / "held.json")[node("rxe0", "conforming")]
+    assert (waived["outcome"], waived["waiver"]["status"], waived["waiver"]["line"]) == ("waived", "applied", 2)
+    monkeypatch.setenv("DEMO_CONFORMING", "errno:EOPNOTSUPP")  # the device changed what it does
+    result = pytester.runpytest(
+        "-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and conforming", "--rdma-json", "r.json"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "waived errno = EPERM, observed {'errno': 'EOPNOTSUPP'} (rxe.toml:2): the waiver holds only for what it "
+            "records",
+            "*",
+            "rxe0: 1 not covered by a waiver:",
+            "*",
+            "      observed: errno EOPNOTSUPP",
+            "      waiver:   rxe.toml:2 records {'errno': 'EPERM'}: not this",
+            "*",
+            "rxe0: FAILS: 1 deviates",
+        ]
+    )
+    record = records(pytester.path / "r.json")[node("rxe0", "conforming")]
+    assert (record["outcome"], record["waiver"]["status"], record["observation"]) == (
+        "deviates",
+        "mismatch",
+        {"errno": "EOPNOTSUPP"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("scope", "applies"),
+    [
+        ('kernel = ">=6.1,<6.2"', True),
+        ('kernel = ">=7"', False),
+        ('rdma_core = "<44"', False),
+        ('firmware = "*"', True),
+    ],
+)
+def test_a_waiver_scoped_to_other_versions_does_not_apply(pytester: pytest.Pytester, scope: str, applies: bool) -> None:
+    # The demo devices run kernel 6.1.0-test and rdma-core 44.0.
+    expect = make_project(pytester, waivers={"rxe": WAIVERS["rxe"] + scope + "\n"})
+    result = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and deviant")
+    result.assert_outcomes(**({"xfailed": 1} if applies else {"failed": 1}))
+
+
+STALE_AND_REFUSED = """
+[[waiver]]
+id = "test_ibv_demo[keeps-promise-gone]"
+reason = "a case the catalogue no longer has"
+link = "ibv_demo(3) RETURN VALUE"
+observed = { returned = "success" }
+
+[[waiver]]
+id = "test_ibv_demo[keeps-promise-unreached]"
+reason = "waives a check that rxe cannot exercise"
+link = "ibv_demo(3) RETURN VALUE"
+observed = { returned = "success" }
+"""
+
+
+def test_the_run_reports_stale_and_refused_waivers(pytester: pytest.Pytester) -> None:
+    expect = make_project(
+        pytester, waivers={**WAIVERS, "rxe": WAIVERS["rxe"] + STALE_AND_REFUSED, "mlx5": WAIVERS["rxe"]}
+    )
+    result = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "--rdma-json", "r.json")
+    assert result.ret == pytest.ExitCode.OK, "without --rdma-strict they are reported, not failed"
+    result.stdout.fnmatch_lines(
+        [
+            "waiver stale: rxe.toml:8 test_ibv_demo[[]keeps-promise-gone[]]: it matched no check of this run",
+            "waiver refused: rxe.toml:14 test_ibv_demo[[]keeps-promise-unreached[]]: its check was not exercised: "
+            "could not reach RTS*",
+        ]
+    )
+    assert "mlx5.toml" not in result.stdout.str(), "a driver this run did not test has no stale waivers"
+    waivers = json.loads((pytester.path / "r.json").read_text())["waivers"]
+    assert [(w["line"], w["pattern"]) for w in waivers["stale"]] == [(8, "test_ibv_demo[keeps-promise-gone]")]
+    assert [w["line"] for w in waivers["refused"]] == [14]
+    strict = pytester.runpytest("-p", "no:xdist", "--rdma-strict", "--rdma-expectations", str(expect))
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED, "a CI gate keeps the expectations honest"
+
+
+def test_review_is_per_driver_tested() -> None:
+    expectations = Expectations()
+    expectations.add(parse(STALE_AND_REFUSED, Path("rxe.toml")))
+    found = review(
+        expectations,
+        [
+            {
+                "driver": "rxe",
+                "stable_id": "test_ibv_demo[keeps-promise-unreached]",
+                "outcome": "unsupported",
+                "reason": "attr.max_qp_wr = 0",
+                "identity": {},
+            },
+        ],
+    )
+    assert [w["why"] for w in found["stale"]] == ["it matched no check of this run"]
+    assert [w["why"] for w in found["refused"]] == ["its check was unsupported: attr.max_qp_wr = 0"]
+    assert review(expectations, [{"driver": "siw", "stable_id": "x", "outcome": "conforms"}]) == {
+        "stale": [],
+        "refused": [],
+    }

@@ -1,8 +1,8 @@
-"""A new verb description whose claims use known check kinds yields new checks, with no new test code.
+"""A new verb description whose claims use known kinds yields new checks, with no new test code.
 
-The suite module and its conftest are copied verbatim from suites/ into a scratch project;
-the only addition is a module of Verb records named by the `rdma_catalogue_extra` ini
-option. Collection needs no RDMA device.
+The suite module is copied verbatim from suites/ into a scratch project; the only addition
+is a module of Verb records (data, in the catalogue's vocabulary) named by the
+`rdma_catalogue_extra` setting. Collection needs no RDMA device.
 """
 
 from __future__ import annotations
@@ -14,74 +14,139 @@ import pytest
 
 SUITES = Path(__file__).parents[2] / "suites"
 
-# An illustrative entry, written the way an entry of pytest_rdma/verbs.py is: a verb that
-# reads a port's P_Key table as ibv_query_pkey(3) does, whose one claim uses the existing
-# "index-bounds" kind (pytest_rdma/checks/device_basics.py). It is collected, never run.
+# Illustrative entries, written the way an entry of pytest_rdma/verbs.py is. They are
+# collected, never run: the plugin validates them with the catalogue at configure.
 EXTRA_VERBS = """
-from pytest_rdma.catalogue.model import RETURNS_COUNT, Claim, Contract, Error, Param, Resource, Verb
+from pytest_rdma.catalogue.model import (
+    RETURNS_COUNT, RETURNS_ERRNO, Claim, Contract, Dev, Error, Need, Param, Resource, Step, Verb,
+)
 
+# Reads a port's P_Key table as ibv_query_pkey(3) does; its claim uses the "index-bounds" kind.
 IBV_QUERY_PKEY_DEMO = Verb(
     name="ibv_query_pkey_demo",
     man="ibv_query_pkey(3)",
-    prototype="int ibv_query_pkey_demo(struct ibv_context *ctx, uint8_t port, int index, uint16_t *pkey);",
+    prototype="int ibv_query_pkey_demo(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey);",
     returns=RETURNS_COUNT,
     summary="read entry `index` of a port's P_Key table",
-    params=(Param("context", "struct ibv_context *"), Param("port_num", "uint8_t"), Param("index", "int"),
-            Param("pkey", "uint16_t *", "out")),
+    params=(
+        Param("context", "struct ibv_context *", default=Need("context")),
+        Param("port_num", "uint8_t", default=Dev("port_num")),
+        Param("index", "int", default=0),
+        Param("pkey", "__be16 *", "out"),
+    ),
     errors=(Error("EINVAL", "the port or the index is out of range", covered_by=("pkey-index",)),),
-    claims=(Claim("pkey-index", "KIND", "entries 0..pkey_tbl_len-1 answer; one past either end fails",
-                  "DESCRIPTION, RETURN VALUE",
-                  params={"method": "query_pkey", "with_port": True, "length": "port_attr.pkey_tbl_len",
-                          "base": 0}),),
+    claims=(
+        Claim("pkey-index", "KIND", "entries 0..pkey_tbl_len-1 answer; one past either end fails",
+              "DESCRIPTION, RETURN VALUE", params={"length": "port.pkey_tbl_len", "base": 0, "index": "index"}),
+    ),
     contract=Contract(requires=(Resource("context", role="context"),)),
 )
-VERBS = (IBV_QUERY_PKEY_DEMO,)
+
+# Frees a PD that a memory region still uses: the "refused" kind, with a step made first.
+IBV_DEALLOC_PD_DEMO = Verb(
+    name="ibv_dealloc_pd_demo",
+    man="ibv_alloc_pd(3)",
+    prototype="int ibv_dealloc_pd_demo(struct ibv_pd *pd);",
+    returns=RETURNS_ERRNO,
+    summary="free a protection domain",
+    params=(Param("pd", "struct ibv_pd *", default=Need("pd")),),
+    errors=(Error("EBUSY", "the PD is still used by a resource", covered_by=("busy",)),),
+    claims=(
+        Claim("busy", "refused", "a PD that a memory region still uses cannot be freed", "RETURN VALUE",
+              over={"user": ("mr",)}, variant="while-{user}-registered", errnos=("EBUSY",),
+              steps=(Step("ibv_reg_mr", {"pd": Need("pd")}, name="mr"),)),
+    ),
+)
+VERBS = (IBV_QUERY_PKEY_DEMO, IBV_DEALLOC_PD_DEMO)
 """
-# The cases "index-bounds" expands that claim to: each end of the table and one past each.
-NEW_CHECKS = [f"suites/test_verbs.py::test_ibv_query_pkey_demo[pkey-index-pkey_tbl_len-{where}]"
-              for where in ("before-first", "first", "last", "one-past-end")]
+# The cases the kinds expand those claims to: each end of the table and one past each; one per axis value.
+NEW_CHECKS = sorted(
+    [
+        f"test_verbs.py::test_ibv_query_pkey_demo[pkey-index-pkey_tbl_len-{where}]"
+        for where in ("first", "last", "one-past-end", "before-first")
+    ]
+    + ["test_verbs.py::test_ibv_dealloc_pd_demo[busy-while-mr-registered]"]
+)
 
 
 def scratch_project(pytester: pytest.Pytester, extra: str | None) -> None:
-    """The shipped suite, unchanged, plus (if given) the ini line naming the extra verbs."""
+    """The shipped suite module, unchanged, plus (if given) the ini line naming the extra verbs."""
     suites = pytester.path / "suites"
     suites.mkdir(exist_ok=True)
-    for name in ("test_verbs.py", "conftest.py"):
-        shutil.copy(SUITES / name, suites / name)
+    shutil.copy(SUITES / "test_verbs.py", suites / "test_verbs.py")
     pytester.makeini("[pytest]\n" + (f"rdma_catalogue_extra = {extra}\n" if extra else ""))
-    pytester.syspathinsert()
+    pytester.syspathinsert()  # in-process runs import the extra module as a subprocess does, from here
 
 
-def collected(pytester: pytest.Pytester) -> list[str]:
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider", "suites")
+def collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", *args, "suites")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
-    return [line for line in result.stdout.lines if "::" in line]
+    return [line.removeprefix("suites/") for line in result.stdout.lines if "::" in line]
 
 
-def test_an_extra_verb_description_yields_new_checks(pytester: pytest.Pytester) -> None:
+def test_an_extra_verb_description_yields_new_checks(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytester.makepyfile(extra_verbs=EXTRA_VERBS.replace("KIND", "index-bounds"))
     scratch_project(pytester, None)
     before = collected(pytester)
     scratch_project(pytester, "extra_verbs:VERBS")
     after = collected(pytester)
 
-    assert len(before) >= 300  # the catalogue's own checks
+    assert len(before) == 649  # the catalogue's own checks (no device named: one each)
     assert sorted(set(after) - set(before)) == NEW_CHECKS
     assert set(before) <= set(after)  # and all of them are still there
+    # The same from the command line and from the environment.
+    scratch_project(pytester, None)
+    assert sorted(set(collected(pytester, "--rdma-catalogue-extra", "extra_verbs:VERBS")) - set(before)) == NEW_CHECKS
+    monkeypatch.setenv("RDMA_CATALOGUE_EXTRA", "extra_verbs:IBV_DEALLOC_PD_DEMO")
+    assert sorted(set(collected(pytester)) - set(before)) == NEW_CHECKS[:1]
 
 
 def test_an_extra_verb_with_an_unknown_kind_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(extra_verbs=EXTRA_VERBS.replace("KIND", "index-bouns"))
     scratch_project(pytester, "extra_verbs:VERBS")
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "suites")
+    result = pytester.runpytest("--collect-only", "-q", "suites")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*rdma_catalogue_extra*",
-                                 "*ibv_query_pkey_demo: claim 'pkey-index': unknown check kind 'index-bouns' "
-                                 "(did you mean 'index-bounds'?*"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: rdma_catalogue_extra: the verb catalogue has 1 problem:",
+            "  ibv_query_pkey_demo: claim 'pkey-index': unknown claim kind 'index-bouns' "
+            "(did you mean 'index-bounds'?*",
+        ]
+    )
+    assert "Traceback" not in result.stderr.str()
 
 
-def test_an_extra_spec_that_names_nothing_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    scratch_project(pytester, "no_such_module:VERBS")
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "suites")
+def test_an_extra_verb_that_breaks_the_catalogue_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    broken = EXTRA_VERBS.replace("KIND", "index-bounds").replace('Step("ibv_reg_mr"', 'Step("ibv_reg_mrr"')
+    pytester.makepyfile(extra_verbs=broken.replace('name="ibv_dealloc_pd_demo"', 'name="ibv_dealloc_pd"'))
+    scratch_project(pytester, "extra_verbs:VERBS")
+    result = pytester.runpytest("--collect-only", "-q", "suites")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*rdma_catalogue_extra = no_such_module:VERBS: cannot load it*"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: rdma_catalogue_extra: the verb catalogue has 2 problems:",
+            "  ibv_dealloc_pd: name: described twice",
+            "  ibv_dealloc_pd: claim 'busy': step calls 'ibv_reg_mrr', which is not in the catalogue",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("no_such_module:VERBS", "rdma_catalogue_extra = 'no_such_module:VERBS': cannot load it*"),
+        ("extra_verbs:NOPE", "rdma_catalogue_extra = 'extra_verbs:NOPE': cannot load it*"),
+        (
+            "extra_verbs:NOT_VERBS",
+            "rdma_catalogue_extra = 'extra_verbs:NOT_VERBS': is neither a Verb nor a sequence of Verbs",
+        ),
+    ],
+)
+def test_an_extra_spec_that_names_no_verbs_is_a_usage_error(pytester: pytest.Pytester, spec: str, says: str) -> None:
+    pytester.makepyfile(extra_verbs="NOT_VERBS = ('ibv_frob',)\n")
+    scratch_project(pytester, spec)
+    result = pytester.runpytest("--collect-only", "-q", "suites")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {says}"])

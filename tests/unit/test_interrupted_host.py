@@ -1,4 +1,4 @@
-"""An interrupted run keeps every finished check: in the lines, the final document and JUnit.
+"""An interrupted run keeps every finished check: in the lines, the final document and our JUnit file.
 
 Host tests of the reporters (the lab test, tests/lab/test_interrupted.py, sends real signals
 to a real run). Here the interruption is raised by a check itself: KeyboardInterrupt, which
@@ -43,7 +43,7 @@ def _lines(path: Path) -> list[dict]:
 def test_ctrl_c_keeps_the_finished_checks_everywhere(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_steps=INTERRUPT)
-    result = pytester.runpytest_subprocess("-p", "no:xdist", "--rdma-json", "r.json", "--junitxml", "j.xml")
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "--rdma-json", "r.json", "--rdma-junit", "j.xml")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.assert_outcomes(passed=2, skipped=1)
     lines = _lines(pytester.path / "r.jsonl")
@@ -56,11 +56,11 @@ def test_ctrl_c_keeps_the_finished_checks_everywhere(pytester: pytest.Pytester) 
     # The check cut short after a passing setup is no result (least of all "conforms"): it is named.
     assert document["unfinished"] == [CUT_SHORT]
     suite = ET.parse(pytester.path / "j.xml").getroot().find("testsuite")
-    assert suite is not None
+    assert suite is not None and suite.get("name") == "rxe0 (rxe)"
     assert [f"test_steps.py::{c.get('name')}" for c in suite.iter("testcase")] == FINISHED
-    assert suite.get("tests") == "3"
+    assert (suite.get("tests"), suite.get("skipped")) == ("3", "1")
     props = {p.get("name"): p.get("value") for p in next(suite.iter("testcase")).iter("property")}
-    assert props["rdma.driver"] == "rxe"
+    assert props["driver"] == "rxe" and props["outcome"] == "conforms"
 
 
 def test_killed_run_keeps_its_lines_and_finish_makes_the_document(pytester: pytest.Pytester,
@@ -70,7 +70,7 @@ def test_killed_run_keeps_its_lines_and_finish_makes_the_document(pytester: pyte
     # Files an earlier run left: the killed run must not leave them to pass for its own.
     (pytester.path / "r.json").write_text('{"stale": true}')
     (pytester.path / "j.xml").write_text("<stale/>")
-    result = pytester.runpytest_subprocess("-p", "no:xdist", "--rdma-json", "r.json", "--junitxml", "j.xml")
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "--rdma-json", "r.json", "--rdma-junit", "j.xml")
     assert result.ret == -9
     assert not (pytester.path / "r.json").exists() and not (pytester.path / "j.xml").exists()
     lines = _lines(pytester.path / "r.jsonl")
@@ -79,7 +79,7 @@ def test_killed_run_keeps_its_lines_and_finish_makes_the_document(pytester: pyte
     assert "3 results" in capsys.readouterr().out
     document = json.loads((pytester.path / "r.json").read_text())
     assert [r["nodeid"] for r in document["results"]] == FINISHED
-    assert (document["exitstatus"], document["finished"], document["schema_version"]) == (None, None, 1)
+    assert (document["exitstatus"], document["finished"], document["schema_version"]) == (None, None, 2)
     assert document["summary"] == {"rxe": {"test_step": {"conforms": 2, "unsupported": 1}}}
     assert document["devices"]["rxe0"]["driver"] == "rxe"
     # An existing final document is never replaced unless asked.
@@ -92,7 +92,7 @@ def test_lab_names_the_results_a_killed_vm_left(tmp_path: Path) -> None:
     assert kept_results(tmp_path) == f"no check finished: no results in {tmp_path}"
     lines = tmp_path / "rxe0" / "results.jsonl"
     lines.parent.mkdir()
-    session = json.dumps({"type": "session", "schema_version": 1})
+    session = json.dumps({"type": "session", "schema_version": 2})
     result = json.dumps({"type": "result", "nodeid": "t::a", "outcome": "conforms"})
     lines.write_text(f"{session}\n{result}\n{result}\n" + result[:20])  # the VM died mid-line
     assert kept_results(tmp_path) == (

@@ -1,39 +1,198 @@
-"""The plugin on a host with no RDMA devices (our machines and most CI runners)."""
+"""The plugin on a host with no RDMA devices (our machines and most CI runners).
+
+What a user can get wrong is a usage error (exit 4) in one line that says what to do: no
+traceback, no INTERNALERROR. Collecting needs no device. Most runs are in-process (fast); the
+ones that show the whole command as a user runs it are subprocesses.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
+from pytest_rdma import selection
+from pytest_rdma.provider import device
 from pytest_rdma.provider.identity import rdma_core_version, sysfs_devices
 
 pytestmark = pytest.mark.skipif(bool(sysfs_devices()), reason="this host has RDMA devices; these tests need none")
 
+NO_DEVICES = "this host has no RDMA devices (/sys/class/infiniband is empty or missing)"
 
-def test_no_devices_is_a_usage_error_naming_the_lab(pytester: pytest.Pytester) -> None:
+
+def one_line_usage_error(result: pytest.RunResult, *patterns: str) -> None:
+    """Exit 4 with exactly one line on stderr, matching each pattern."""
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    lines = [line for line in result.stderr.lines if line.strip()]
+    assert len(lines) == 1, lines
+    for pattern in patterns:
+        result.stderr.fnmatch_lines([pattern])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+    assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
+
+
+def test_no_device_named_for_the_packaged_suite(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--pyargs", "pytest_rdma.suites")
+    one_line_usage_error(
+        result,
+        "ERROR: no RDMA device named: give one with --rdma-dev NAME (or rdma_devices in an "
+        "ini file, or RDMA_DEV in the environment). Devices on this host: none.*pytest-rdma lab*",
+    )
+
+
+def test_an_unknown_device_is_a_usage_error_naming_the_lab(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing():\n    pass\n")
-    result = pytester.runpytest_subprocess("--rdma-dev", "rxe0")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --rdma-dev rxe0: this host has no RDMA devices*", "*pytest-rdma lab*"])
-    assert "Traceback" not in result.stderr.str()
-
-
-def test_without_a_device_device_checks_skip_and_say_how(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile("def test_uses_device(rdma_dut):\n    pass\n\ndef test_plain():\n    pass\n")
-    result = pytester.runpytest("-rs")
-    result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["rdma: no device chosen (--rdma-dev NAME); devices on this host: none",
-                                 "SKIPPED*no RDMA device chosen: pass --rdma-dev NAME*"])
+    result = pytester.runpytest("--rdma-dev", "rxe0")
+    one_line_usage_error(result, f"ERROR: unknown RDMA device rxe0: {NO_DEVICES}*pytest-rdma lab*--rdma-dev NAME.")
 
 
 def test_devices_from_ini_and_environment(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makeini("[pytest]\nrdma_devices = rxe7\n")
     pytester.makepyfile("def test_nothing():\n    pass\n")
-    result = pytester.runpytest_subprocess()
-    result.stderr.fnmatch_lines(["ERROR: --rdma-dev rxe7: this host has no RDMA devices*"])
+    one_line_usage_error(pytester.runpytest(), "ERROR: unknown RDMA device rxe7: *")
     (pytester.path / "tox.ini").unlink()
-    monkeypatch.setenv("RDMA_DEV", "siw3")
-    result = pytester.runpytest_subprocess()
-    result.stderr.fnmatch_lines(["ERROR: --rdma-dev siw3: this host has no RDMA devices*"])
+    monkeypatch.setenv("RDMA_DEV", "siw3,siw4")
+    one_line_usage_error(pytester.runpytest(), "ERROR: unknown RDMA device siw3, siw4: *")
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "env", "says"),
+    [
+        (
+            ["--rdma-port", "abc"],
+            "",
+            {},
+            "rdma_port = 'abc' (command line --rdma-port): not a port number (give an "
+            "integer from 1 to 255; ports are numbered from 1)",
+        ),
+        (["--rdma-port", "0"], "", {}, "rdma_port = '0' (command line --rdma-port): not a port number*"),
+        ([], "rdma_port = abc", {}, "rdma_port = 'abc' (ini file tox.ini): not a port number*"),
+        ([], "", {"RDMA_PORT": "abc"}, "rdma_port = 'abc' (environment RDMA_PORT): not a port number*"),
+        (
+            ["--rdma-gid-index", "-1"],
+            "",
+            {},
+            "rdma_gid_index = '-1' (command line --rdma-gid-index): not a GID table index (give an integer from 0 up)",
+        ),
+        (
+            [],
+            "",
+            {"RDMA_GID_INDEX": "-1"},
+            "rdma_gid_index = '-1' (environment RDMA_GID_INDEX): not a GID table index*",
+        ),
+        (
+            ["--rdma-expectations", "missing.toml"],
+            "",
+            {},
+            "rdma_expectations = 'missing.toml' (command line --rdma-expectations): no such file or directory*",
+        ),
+        ([], "", {"RDMA_EXPECTATIONS": "gone"}, "rdma_expectations = 'gone' (environment RDMA_EXPECTATIONS): no such*"),
+        (
+            ["--rdma-leaks", "loud"],
+            "",
+            {},
+            "rdma_leaks = 'loud' (command line --rdma-leaks): not a guard mode (give one of fail, report, off)",
+        ),
+        ([], "", {"RDMA_STRICT": "maybe"}, "rdma_strict = 'maybe' (environment RDMA_STRICT): not a boolean*"),
+    ],
+)
+def test_a_bad_setting_is_one_line(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    ini: str,
+    env: dict[str, str],
+    says: str,
+) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    if ini:
+        pytester.makeini(f"[pytest]\n{ini}\n")
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    one_line_usage_error(pytester.runpytest(*args), f"ERROR: {says}")
+
+
+def test_the_command_line_wins_over_ini_and_environment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makeini("[pytest]\nrdma_port = abc\n")
+    monkeypatch.setenv("RDMA_PORT", "def")
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    pytester.runpytest("--rdma-port", "2").assert_outcomes(passed=1)
+    one_line_usage_error(pytester.runpytest(), "ERROR: rdma_port = 'abc' (ini file tox.ini)*")
+
+
+def test_collecting_the_packaged_suite_needs_no_device(pytester: pytest.Pytester) -> None:
+    # An empty directory, a device this host does not have: the packaged suite is collected.
+    result = pytester.runpytest_subprocess("--rdma-dev=rxe0", "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    result.stdout.fnmatch_lines(["649 tests collected*"])
+    ids = [line for line in result.stdout.lines if "::" in line]
+    assert len(ids) == 649
+    assert any(line.endswith("test_ibv_modify_qp[rxe0-required-attrs-RC-INIT>RTR-without-AV]") for line in ids)
+    assert any(line.endswith("test_det_modify_qp[illegal-transition-EPERM]") for line in ids), "no device: once"
+    header = pytester.runpytest("--rdma-dev=rxe0,siw0", "--collect-only")
+    header.stdout.fnmatch_lines(["rdma: collecting for rxe0, siw0 (no device is opened)", "collected 1288 items*"])
+
+
+def test_a_users_device_test_without_a_device_says_how(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_uses_device(rdma_dut):\n    pass\n\ndef test_plain():\n    pass\n")
+    result = pytester.runpytest("-p", "no:xdist")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "rdma: no device chosen (--rdma-dev NAME); devices on this host: none",
+            "*no RDMA device named: give one with --rdma-dev NAME*",
+        ]
+    )
+
+
+# -- the port and GID start-up check, with the device faked where it is opened -------------------------
+PORT_MESSAGE = "rxe0 has no port 7 (ibv_query_port: errno EINVAL): it has 1 port(s); choose one with --rdma-port N"
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int, int]]]:
+    """Pretend rxe0 exists; record every device the start-up check opens, and refuse port 7."""
+    calls: list[tuple[str, int, int]] = []
+
+    class FakeDevice:
+        def __init__(self, name: str, catalogue: Any, port: int = 1, gid_index: int = 0, **_: Any) -> None:
+            calls.append((name, port, gid_index))
+            if port == 7:
+                raise device.DeviceNotUsable(PORT_MESSAGE)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(selection, "sysfs_devices", lambda: ["rxe0"])
+    monkeypatch.setattr(selection, "loadable", lambda soname: True)
+    monkeypatch.setattr(device, "DeviceUnderTest", FakeDevice)
+    yield calls
+
+
+def test_a_bad_port_is_a_usage_error_before_any_check(
+    pytester: pytest.Pytester, opened: list[tuple[str, int, int]]
+) -> None:
+    plain = str(pytester.makepyfile("def test_plain():\n    pass\n"))
+    result = pytester.runpytest("--rdma-dev", "rxe0", "--rdma-port", "7", "--rdma-gid-index", "3", plain)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {PORT_MESSAGE}"])
+    assert "test_plain" not in result.stdout.str() and "passed" not in result.stdout.str()
+    assert opened == [("rxe0", 7, 3)]
+
+
+def test_collecting_and_a_deviceless_run_open_nothing(
+    pytester: pytest.Pytester, opened: list[tuple[str, int, int]]
+) -> None:
+    plain = str(pytester.makepyfile("def test_plain():\n    pass\n"))
+    pytester.runpytest("--rdma-dev", "rxe0", "-p", "no:xdist", "--co", "--no-header", plain).assert_outcomes()
+    assert opened == [], "collecting opens no device"
+    pytester.runpytest("--rdma-port", "7").assert_outcomes(passed=1)
+    assert opened == [], "no --rdma-dev: no device is opened"
+    pytester.runpytest("--rdma-dev", "rxe0", "-p", "no:xdist", "--no-header", plain).assert_outcomes(passed=1)
+    assert opened == [("rxe0", 1, 0)], "the defaults: port 1, GID index 0"
 
 
 def test_rdma_core_version_is_read_from_libibverbs() -> None:
@@ -47,4 +206,3 @@ def test_lab_rejects_devices_it_cannot_create(capsys: pytest.CaptureFixture[str]
     code = lab.run(lab.LabRequest(devices=["mlx5_0"], install=False))
     assert code == lab.EXIT_USAGE
     assert "can create rxeN (Soft-RoCE) and siwN (soft-iWARP) devices, not 'mlx5_0'" in capsys.readouterr().err
-

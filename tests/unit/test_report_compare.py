@@ -23,7 +23,8 @@ def test_matrix_of_two_drivers(pytester: pytest.Pytester, capsys: pytest.Capture
     assert compare.main([results]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "| verb | claim | rxe | siw |"
-    assert out[2] == "| ibv_demo | keeps-promise | ✘ 1 – 1 ✔ 2 | ✘ 1 – 2 ✔ 1 |"
+    assert out[2] == "| ibv_demo | keeps-promise | ✘ 1 ○ 1 – 1 ✔ 2 | ✘ 1 – 2 ✔ 2 |"
+    assert "○ not exercised" in out[4]
     assert not any("regression" in line for line in out)
 
 

@@ -1,66 +1,111 @@
-"""JUnit XML and Allure results carry the driver of every result."""
+"""Our JUnit file (--rdma-junit) for CI dashboards, what allure-pytest writes for the lab, and no file unasked."""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from report_helpers import make_project
 
 
-def test_junit_has_driver_properties_per_test_and_per_suite(pytester: pytest.Pytester) -> None:
-    expect = make_project(pytester)
-    pytester.runpytest_subprocess("-n", "2", "--rdma-expectations", str(expect), "--junitxml", "j.xml")
-    suite = ET.parse(pytester.path / "j.xml").getroot().find("testsuite")
-    assert suite is not None
-    suite_props = {p.get("name"): p.get("value") for p in suite.find("properties") or []}
-    assert suite_props["rdma.rxe0.driver"] == "rxe" and suite_props["rdma.siw0.transport"] == "iw"
-    assert suite_props["rdma.drivers"] == "rxe,siw"
-    name = "test_ibv_demo[siw0-keeps-promise-deviant]"
-    case = next(c for c in suite.iter("testcase") if c.get("name") == name)
-    props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    assert props["rdma.driver"] == "siw"
-    assert (props["rdma.verb"], props["rdma.claim"]) == ("ibv_demo", "keeps-promise")
+def suites(path: Path) -> dict[str, ET.Element]:
+    return {suite.get("name") or "": suite for suite in ET.parse(path).getroot().iter("testsuite")}
 
 
-def _allure_results(directory) -> dict[str, dict]:
+def properties(element: ET.Element) -> dict[str, str]:
+    return {p.get("name") or "": p.get("value") or "" for p in element.find("properties") or []}
+
+
+def test_one_testsuite_per_device_and_a_testcase_per_check(pytester: pytest.Pytester) -> None:
+    expect = make_project(pytester)  # the deviations are waived
+    pytester.runpytest_subprocess("-n", "2", "--rdma-expectations", str(expect), "--rdma-junit", "out/j.xml")
+    root = ET.parse(pytester.path / "out" / "j.xml").getroot()
+    assert (root.tag, root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
+        "testsuites",
+        "10",
+        "0",
+        "0",
+        "6",
+    )
+    found = suites(pytester.path / "out" / "j.xml")
+    assert sorted(found) == ["rxe0 (rxe)", "siw0 (siw)"]
+    siw = found["siw0 (siw)"]
+    assert (siw.get("tests"), siw.get("skipped")) == ("5", "3")
+    assert properties(siw)["transport"] == "iw" and properties(siw)["driver"] == "siw"
+    cases = {case.get("name"): case for case in siw.iter("testcase")}
+    assert sorted(cases) == [
+        f"keeps-promise[{v}]" for v in ("blocked", "conforming", "deviant", "rc-only", "unreached")
+    ]
+    assert {case.get("classname") for case in cases.values()} == {"siw.ibv_demo"}, "dashboards group: driver, verb"
+    waived = cases["keeps-promise[deviant]"]
+    skipped = waived.find("skipped")
+    assert skipped is not None and skipped.get("type") == "waived"
+    props = properties(waived)
+    assert (props["driver"], props["device"], props["verb"], props["claim"], props["outcome"]) == (
+        "siw",
+        "siw0",
+        "ibv_demo",
+        "keeps-promise",
+        "waived",
+    )
+    assert (props["source"], props["layer"], props["stable_id"]) == (
+        "ibv_demo(3) RETURN VALUE",
+        "provider",
+        "test_ibv_demo[keeps-promise-deviant]",
+    )
+    assert props["claim_text"] == "a mask with an undefined bit is refused with EINVAL"
+    assert props["reproducer_c"] == "siw0/ibv_demo.keeps-promise-deviant.c"
+    unsupported = cases["keeps-promise[rc-only]"].find("skipped")
+    assert unsupported is not None and unsupported.get("message") == "unsupported: attr.max_qp_wr = 0"
+    unreached = found["rxe0 (rxe)"].find(".//testcase[@name='keeps-promise[unreached]']/skipped")
+    assert unreached is not None and unreached.get("type") == "not-exercised"
+    assert cases["keeps-promise[conforming]"].find("skipped") is None
+    assert cases["keeps-promise[conforming]"].find("failure") is None
+
+
+def test_the_junit_path_from_the_ini_file_and_the_environment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expect = make_project(pytester, waivers={})
+    pytester.makeini("[pytest]\nrdma_catalogue_extra = rdma_demo:VERBS\nrdma_junit = from-ini.xml\n")
+    monkeypatch.setenv("RDMA_JUNIT", "from-env.xml")
+    pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and deviant")
+    assert (pytester.path / "from-ini.xml").exists() and not (pytester.path / "from-env.xml").exists()
+    failure = ET.parse(pytester.path / "from-ini.xml").find(".//testcase/failure")
+    assert failure is not None and failure.get("type") == "deviation"
+    pytester.makeini("[pytest]\nrdma_catalogue_extra = rdma_demo:VERBS\n")
+    pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and conforming")
+    assert (pytester.path / "from-env.xml").exists()
+
+
+def test_allure_pytest_records_the_deviation_for_the_lab(pytester: pytest.Pytester) -> None:
+    # The lab passes --alluredir and builds the HTML report from it (report/allure_html.py).
+    expect = make_project(pytester, waivers={})
+    pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "--alluredir", "allure")
     results = {}
-    for path in directory.glob("*-result.json"):
+    for path in (pytester.path / "allure").glob("*-result.json"):
         data = json.loads(path.read_text())
         results[data["name"]] = data
-    return results
-
-
-def test_allure_suites_steps_environment_and_categories(pytester: pytest.Pytester,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    expect = make_project(pytester, waivers={})
-    monkeypatch.setenv("DEMO_RC_ONLY", "crash")
-    pytester.runpytest_subprocess("-n", "1", "--rdma-expectations", str(expect), "--alluredir", "allure")
-    results = _allure_results(pytester.path / "allure")
-    assert len(results) == 8, "the crashed check has a result too (written by the controller)"
+    assert len(results) == 10
     deviant = results["test_ibv_demo[siw0-keeps-promise-deviant]"]
-    labels = {label["name"]: label["value"] for label in deviant["labels"]}
-    suites = (labels["parentSuite"], labels["suite"], labels["subSuite"])
-    assert suites == ("siw", "ibv_demo", "keeps-promise")
     assert deviant["status"] == "failed"
-    (step,) = deviant["steps"]
-    assert step["name"] == "ibv_demo: keeps-promise-deviant"
-    assert {"name": "device", "value": "siw0"} in step["parameters"]
-    (result_step,) = step["steps"]
-    assert result_step["name"] == "result: deviates from ibv_demo(3) RETURN VALUE"
-    assert {"name": "observed", "value": "returned 0"} in result_step["parameters"]
-    conforming = results["test_ibv_demo[rxe0-keeps-promise-conforming]"]
-    assert conforming["steps"][0]["steps"][0]["name"] == "result: conforms"
-    crash = next(r for r in results.values() if r["name"].endswith("[rxe0-keeps-promise-rc-only]"))
-    assert crash["status"] == "broken" and "crashed" in crash["statusDetails"]["message"]
-    environment = (pytester.path / "allure" / "environment.properties").read_text().splitlines()
-    assert "drivers=rxe,siw" in environment and "siw0.node_type=RNIC" in environment
-    categories = {c["name"] for c in json.loads((pytester.path / "allure" / "categories.json").read_text())}
-    assert {"deviates", "waived (expected deviation)", "unsupported", "crash", "timeout"} <= categories
+    assert "expected: refused with EINVAL\nobserved: ibv_demo succeeded -> 0" in deviant["statusDetails"]["message"]
+    unreached = results["test_ibv_demo[rxe0-keeps-promise-unreached]"]
+    assert unreached["status"] == "skipped"
+    assert unreached["statusDetails"]["message"] == (
+        "Skipped: not exercised: could not reach RTS: ibv_modify_qp RTR>RTS failed (errno EINVAL)"
+    )
 
 
 def test_no_reporter_files_unless_asked(pytester: pytest.Pytester) -> None:
-    expect = make_project(pytester)
-    pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect))
-    assert sorted(p.name for p in pytester.path.iterdir() if p.is_file()) == ["conftest.py", "test_demo.py"]
+    expect = make_project(pytester, waivers={})
+    project = sorted(p.name for p in pytester.path.iterdir())
+    pytester.runpytest(
+        "-p", "no:xdist", "-p", "no:cacheprovider", "--rdma-expectations", str(expect), "-k", "not deviant"
+    )
+    assert sorted(p.name for p in pytester.path.iterdir()) == project
+    # A deviation's reproducers are written wherever it is reported: that is what they are for.
+    pytester.runpytest("-p", "no:xdist", "-p", "no:cacheprovider", "--rdma-expectations", str(expect))
+    assert sorted(p.name for p in pytester.path.iterdir()) == sorted([*project, "rdma-reproducers"])

@@ -1,3 +1,0 @@
-"""Repository-level conftest: the plugin's self-tests use pytester."""
-
-pytest_plugins = ["pytester"]
