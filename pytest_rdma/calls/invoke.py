@@ -24,7 +24,6 @@ from pytest_rdma.cases import substitute
 from pytest_rdma.catalogue.model import RETURNS_POINTER, Verb
 from pytest_rdma.ibv import lib, mirrors
 
-
 _OWNERS: dict[tuple[int, str], str] = {}
 
 

@@ -71,7 +71,7 @@ def pointee(owner: Any, field: str) -> str | None:
     hint = getattr(type(owner), "_c_", {}).get(field, "")
     bare = hint.replace("const ", "").strip()
     if bare.startswith("struct ") and bare.endswith("*") and bare.count("*") == 1:
-        return bare[len("struct "):-1].strip()
+        return bare[len("struct ") : -1].strip()
     return None
 
 
@@ -119,7 +119,9 @@ def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
 TRAILING = "specs"  # a struct followed in memory by further structs, as ibv_flow_attr and its specs
 
 
-def _filled(name: str, fields: Mapping[str, Any], into: Any, keep: list[Any]) -> tuple[Any, tuple[tuple[str, Any], ...]]:
+def _filled(
+    name: str, fields: Mapping[str, Any], into: Any, keep: list[Any]
+) -> tuple[Any, tuple[tuple[str, Any], ...]]:
     """A struct filled from `fields` (the arrays it points to appended to `keep`), and its fields' record."""
     obj = into if into is not None else struct_class(name)()
     shown = []
@@ -213,10 +215,11 @@ class Marshalled:
         return None
 
 
-def marshal(params: list[tuple[str, str, str, int | None]], values: Mapping[str, Any]) -> Marshalled:
-    """`params` are (name, ctype, direction, entries of an out array); `values` the resolved value of each."""
+def marshal(params: list[tuple[Any, ...]], values: Mapping[str, Any]) -> Marshalled:
+    """`params` are (name, ctype, direction[, entries of an out array]); `values` the resolved value of each."""
     result = Marshalled([], [], {}, [])
-    for name, ctype_text, direction, count in params:
+    for name, ctype_text, direction, *more in params:
+        count = more[0] if more else None
         ctype = parse_ctype(ctype_text)
         value = values.get(name)
         if count is not None and direction == "out" and ctype.aggregate:

@@ -459,7 +459,7 @@ def test_the_c_reproducer_compiles_against_the_installed_header() -> None:
 def test_the_python_reproducer_is_valid_python() -> None:
     text = python_script("rxe0", record(), header=["check: demo"], decisive=9, observation={"errno": "EINVAL"})
     compile(text, "reproducer.py", "exec")
-    assert 'raise SystemExit(replay(\'rxe0\', CALLS, decisive=9, observation={"errno": "EINVAL"}))' in text
+    assert "raise SystemExit(replay('rxe0', CALLS, decisive=9, observation={'errno': 'EINVAL'}))" in text
 
 
 def same(recorded: Any, replayed: Any) -> bool:

@@ -278,9 +278,9 @@ def test_the_report_counts_checks_decided_above_the_provider_apart() -> None:
     base = {"device": "rxe0", "driver": "rxe", "stable_id": "test_v[c]", "claim_text": "c", "ref": "v(3) NOTES"}
     lines, fails = render(
         [
-            {**base, "outcome": "conforms", "layer": "kernel"},
-            {**base, "outcome": "conforms", "layer": "provider"},
-            {**base, "outcome": "unsupported", "layer": "libibverbs"},
+            {**base, "outcome": "conforms", "decided_by": "kernel"},
+            {**base, "outcome": "conforms", "decided_by": "provider"},
+            {**base, "outcome": "unsupported", "decided_by": "libibverbs"},
         ],
         reproducers="r",
         verbose=False,
