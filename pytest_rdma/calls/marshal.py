@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_rdma.calls.record import ArrayArg, Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import number
-from pytest_rdma.ibv import abi
+from pytest_rdma.ibv import abi, rdmacm_abi
 
 _SCALAR_OUTS = {
     "int": ctypes.c_int,
@@ -55,10 +55,12 @@ def parse_ctype(text: str) -> CType:
 
 
 def struct_class(name: str) -> Any:
-    try:
-        return getattr(abi, name)
-    except AttributeError:
-        raise LookupError(f"the ctypes binding has no struct {name} (pytest_rdma/ibv/abi)") from None
+    """The ctypes class of a struct of verbs.h (ibv/abi) or of rdma_cma.h (ibv/rdmacm_abi)."""
+    for module in (abi, rdmacm_abi):
+        found = getattr(module, name, None)
+        if found is not None:
+            return found
+    raise LookupError(f"the ctypes binding has no struct {name} (pytest_rdma/ibv/abi, rdmacm_abi)")
 
 
 def _items(value: Any) -> bool:
@@ -117,6 +119,7 @@ def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
 
 
 TRAILING = "specs"  # a struct followed in memory by further structs, as ibv_flow_attr and its specs
+AS_STRUCT = "$struct"  # a struct passed where the prototype names another (sockaddr_in as sockaddr)
 
 
 def _filled(
@@ -249,7 +252,9 @@ def _one(name: str, ctype: CType, direction: str, value: Any, result: Marshalled
         return ctypes.addressof(array), record
     if ctype.aggregate and ctype.pointers == 1:
         if isinstance(value, Mapping) or (value is None and direction != "in"):
-            obj, record = build_struct(ctype.base, value or {})
+            # A value may say which struct it really is: a sockaddr_in passed as a struct sockaddr *.
+            fields = dict(value or {})
+            obj, record = build_struct(str(fields.pop(AS_STRUCT, ctype.base)), fields)
             result.keep.append(obj)
             if direction != "in":
                 result.outs[name] = obj

@@ -15,10 +15,15 @@ from typing import Any, Protocol
 
 from pytest_rdma.calls.record import Call, Field, Handle, Sym
 from pytest_rdma.catalogue.model import Arg, Buffer, Dev, Flags, Need, Ref, Var
-from pytest_rdma.ibv.enums import VALUES
+from pytest_rdma.ibv import rdmacm_abi
+from pytest_rdma.ibv.enums import VALUES as IBV_VALUES
+
+# The names a catalogue value may use: verbs.h's enums and defines, and rdma_cma.h's.
+VALUES = {**IBV_VALUES, **rdmacm_abi.VALUES}
 
 # A flag expression as the catalogue writes it: IBV_* names (or numbers) joined by "|".
-_FLAG_EXPR = re.compile(r"^\s*(IBV_[A-Z0-9_]+|0x[0-9a-fA-F]+|\d+)(\s*\|\s*(IBV_[A-Z0-9_]+|0x[0-9a-fA-F]+|\d+))*\s*$")
+_NAME = r"(?:IBV|RDMA)_[A-Z0-9_]+"
+_FLAG_EXPR = re.compile(rf"^\s*({_NAME}|0x[0-9a-fA-F]+|\d+)(\s*\|\s*({_NAME}|0x[0-9a-fA-F]+|\d+))*\s*$")
 
 
 class Scope(Protocol):
@@ -55,7 +60,7 @@ def flag_expr(text: str) -> Sym:
 
 
 def is_flag_expr(text: str) -> bool:
-    return bool(_FLAG_EXPR.match(text)) and "IBV_" in text
+    return bool(_FLAG_EXPR.match(text)) and ("IBV_" in text or "RDMA_" in text)
 
 
 def flags(value: Flags) -> Sym:
