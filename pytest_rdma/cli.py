@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,14 +73,16 @@ def cmd_lab(argv: list[str]) -> int:
     pytest_args = passthrough if _has_path_arg(passthrough) else [str(SUITES), *passthrough]
     request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES), pytest_args=pytest_args,
                              results=options.results, cache=options.cache, install=not options.no_install,
-                             timeout=options.timeout, report_args=LAB_REPORTS)
+                             html=not options.no_html, timeout=options.timeout, report_args=LAB_REPORTS)
     code = lab.run(request)
     if not options.no_html and code in (0, 1):
         _allure_html(options.results.resolve())
     return code
 
 
-SELFTEST_PACKAGES = ("chromium",)  # Node.js and npm come with the machine image
+# The Allure HTML test builds a report (Allure 3 from npm, run by node) and opens it in a headless
+# browser. Programs, not packages: one already on PATH is kept, whatever installed it.
+SELFTEST_EXECUTABLES = ("chromium", "node", "npm")
 
 
 def cmd_selftest(argv: list[str]) -> int:
@@ -92,7 +93,7 @@ def cmd_selftest(argv: list[str]) -> int:
         # The Allure HTML test opens the report in a real headless browser (Allure itself comes from npm).
         from pytest_rdma.lab import prereqs
 
-        prereqs.apt_install([package for package in SELFTEST_PACKAGES if not shutil.which(package)])
+        prereqs.apt_install(prereqs.packages_for_missing(SELFTEST_EXECUTABLES))
     print("selftest: 1/3 host tests (tests/unit)", flush=True)
     host = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / "unit"),
                            *passthrough], cwd=REPO, check=False).returncode
