@@ -48,8 +48,9 @@ EXECUTABLES: dict[str, str] = {
     "tar": "tar", "xz": "xz-utils", "make": "make", "gcc": "gcc",
     # The Allure HTML report (report/allure_html.py): Allure 3 from npm, run by node.
     "node": "nodejs", "npm": "npm",
-    # pytest-rdma selftest: the HTML report's test opens it in a headless browser.
-    "chromium": "chromium",
+    # pytest-rdma selftest: the HTML report's test opens it in a headless browser; the fresh-machine
+    # test (tests/fresh/) makes its machine with debootstrap.
+    "chromium": "chromium", "debootstrap": "debootstrap",
 }
 # Priority "required": on every Debian system, a debootstrap minbase included, so never installed.
 REQUIRED_PACKAGES = frozenset({"coreutils", "bash", "dash", "grep", "dpkg", "apt", "tar", "util-linux"})
