@@ -5,13 +5,13 @@ Running the conformance suite itself needs no command of ours: `pytest --rdma-de
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from pytest_rdma import lab
+from pytest_rdma.command_line import Parser, fail, version
 
 REPO = Path(__file__).resolve().parents[1]
 SUITES = REPO / "suites"
@@ -29,8 +29,8 @@ LAB_DESCRIPTION = ("Run pytest inside a VM with Soft-RoCE (rxe) and soft-iWARP (
                    "Arguments after -- go to pytest; '{results}' in them is the per-run results directory.")
 
 
-def _lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+def _lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
+    parser = Parser(prog=prog, description=description)
     parser.add_argument("--dev", action="append", dest="devices", metavar="NAME",
                         help="device to create and test: rxeN or siwN (repeatable; default rxe0 and siw0)")
     parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
@@ -169,20 +169,35 @@ COMMANDS = {
 }
 
 
+USAGE = """usage: pytest-rdma [--version] {lab,selftest,coverage,compare,waivers,finish} [options] [-- pytest args]
+
+  lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)
+  selftest  run all of pytest-rdma's own tests (host, in the lab, then on a fresh Debian 12 machine)
+  coverage  list, per verb, each error and claim of its man page with the checks covering it
+  compare   compare results files: the claim x driver matrix, regressions and fixes
+  waivers   draft a driver's expectations file from a results file
+  finish    make the final results document from the .jsonl lines of a killed run
+Each command's --help says more. Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        print("usage: pytest-rdma {" + ",".join(COMMANDS) + "} [options] [-- pytest args]\n\n"
-              "  lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)\n"
-              "  selftest  run all of pytest-rdma's own tests (host, then in the lab)\n"
-              "  coverage  list, per verb, each error and claim of its man page with the checks covering it\n"
-              "  compare   compare results files: the claim x driver matrix, regressions and fixes\n"
-              "  waivers   draft a driver's expectations file from a results file\n"
-              "  finish    make the final results document from the .jsonl lines of a killed run\n"
-              "Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0",
-              file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
-        return 0 if argv and argv[0] in ("-h", "--help") else 4
-    return COMMANDS[argv[0]](argv[1:])
+    if argv[:1] in (["-h"], ["--help"]):
+        print(USAGE, end="")
+        return 0
+    if argv[:1] in (["-V"], ["--version"]):
+        print(f"pytest-rdma {version()}")
+        return 0
+    commands = ", ".join(COMMANDS)
+    if not argv:
+        return fail("pytest-rdma", f"no command given; give one of {commands} (see 'pytest-rdma --help')")
+    if argv[0] not in COMMANDS:
+        return fail("pytest-rdma", f"unknown command {argv[0]!r}; give one of {commands} (see 'pytest-rdma --help')")
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except SystemExit as exc:  # argparse's --help (0) and one-line usage errors (2), as a status
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
 
 
 if __name__ == "__main__":
