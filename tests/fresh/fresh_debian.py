@@ -28,8 +28,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -265,14 +266,12 @@ def stop(proc: subprocess.Popen[str], root: Path) -> None:
 
 
 class _Timer:
-    def __init__(self, seconds: float, action: object) -> None:
-        import threading
-
+    def __init__(self, seconds: float, action: Callable[[], None]) -> None:
         self._fired = False
 
         def fire() -> None:
             self._fired = True
-            action()  # type: ignore[operator]
+            action()
 
         self._timer = threading.Timer(seconds, fire)
         self._timer.daemon = True
@@ -362,7 +361,10 @@ def fresh_run(
     say = echo or sys.stdout
     started = time.monotonic()
     root, timings = make_root(parent, cache, say)
-    log = log or Path(tempfile.mkstemp(prefix="fresh-debian-", suffix=".log")[1])
+    if log is None:
+        handle, name = tempfile.mkstemp(prefix="fresh-debian-", suffix=".log")
+        os.close(handle)
+        log = Path(name)
     try:
         say.write(f"fresh: Debian 12 root {root}; {clone(root)}\n")
         say.flush()
