@@ -29,6 +29,7 @@ import pytest
 from program_scan import Found, scan_tree, shell_programs
 
 from pytest_rdma.cli import SELFTEST_EXECUTABLES
+from pytest_rdma.lab import prereqs
 from pytest_rdma.lab.prereqs import EXECUTABLES, REQUIRED_PACKAGES, lab_packages
 
 REPO = Path(__file__).resolve().parents[2]
@@ -273,3 +274,46 @@ def test_zstd_is_not_reached() -> None:
         pytest.skip("no kernel modules installed here")
     compressed = [str(path) for kernel in kernels for path in kernel.rglob("*.ko.zst")]
     assert not compressed, f"zstd-compressed modules (install zstd for virtme-ng): {compressed[:3]}"
+
+
+class FakeApt:
+    def __init__(self) -> None:
+        self.installed: list[list[str]] = []
+
+    def __call__(self, packages: list[str], log: object = print, purpose: str = "") -> None:
+        self.installed.append(list(packages))
+
+
+@pytest.fixture
+def apt(monkeypatch: pytest.MonkeyPatch) -> FakeApt:
+    fake = FakeApt()
+    monkeypatch.setattr(prereqs, "apt_install", fake)
+    return fake
+
+
+def on_path(monkeypatch: pytest.MonkeyPatch, *present: str) -> None:
+    monkeypatch.setattr(prereqs.shutil, "which", lambda name, **_: f"/usr/bin/{name}" if name in present else None)
+
+
+def test_the_report_tools_come_from_debian_when_missing(monkeypatch: pytest.MonkeyPatch, apt: FakeApt) -> None:
+    on_path(monkeypatch)
+    monkeypatch.setattr(prereqs, "_node_version", lambda: "v18.20.4")  # Debian 12's, once installed
+    prereqs.ensure_report_tools()
+    assert apt.installed == [["nodejs", "npm"]]
+
+
+def test_a_node_from_elsewhere_is_kept(monkeypatch: pytest.MonkeyPatch, apt: FakeApt) -> None:
+    on_path(monkeypatch, "node", "npm")
+    monkeypatch.setattr(prereqs, "_node_version", lambda: "v20.20.2")
+    prereqs.ensure_report_tools()
+    assert apt.installed == [[]]
+
+
+@pytest.mark.parametrize("version", ["v12.22.9", None])
+def test_a_node_too_old_for_allure_is_an_error_naming_no_html(
+    monkeypatch: pytest.MonkeyPatch, apt: FakeApt, version: str | None
+) -> None:
+    on_path(monkeypatch, "node", "npm")
+    monkeypatch.setattr(prereqs, "_node_version", lambda: version)
+    with pytest.raises(prereqs.LabError, match=r"needs Node.js 18 or newer; .* pass --no-html"):
+        prereqs.ensure_report_tools()
