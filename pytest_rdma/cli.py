@@ -21,22 +21,39 @@ def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
     """Everything after `--` goes to pytest untouched."""
     if "--" in argv:
         index = argv.index("--")
-        return argv[:index], argv[index + 1:]
+        return argv[:index], argv[index + 1 :]
     return argv, []
 
 
-LAB_DESCRIPTION = ("Run pytest inside a VM with Soft-RoCE (rxe) and soft-iWARP (siw) devices. "
-                   "Arguments after -- go to pytest; '{results}' in them is the per-run results directory.")
+LAB_DESCRIPTION = (
+    "Run pytest inside a VM with Soft-RoCE (rxe) and soft-iWARP (siw) devices. "
+    "Arguments after -- go to pytest; '{results}' in them is the per-run results directory."
+)
 
 
 def _lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
     parser = Parser(prog=prog, description=description)
-    parser.add_argument("--dev", action="append", dest="devices", metavar="NAME",
-                        help="device to create and test: rxeN or siwN (repeatable; default rxe0 and siw0)")
-    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
-                        help="where results are written on the host (default ./results)")
-    parser.add_argument("--cache", type=Path, default=lab.LabRequest().cache, metavar="DIR",
-                        help="cache for siw.ko builds and the KVM probe (default ~/.cache/pytest-rdma)")
+    parser.add_argument(
+        "--dev",
+        action="append",
+        dest="devices",
+        metavar="NAME",
+        help="device to create and test: rxeN or siwN (repeatable; default rxe0 and siw0)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="where results are written on the host (default ./results)",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=lab.LabRequest().cache,
+        metavar="DIR",
+        help="cache for siw.ko builds and the KVM probe (default ~/.cache/pytest-rdma)",
+    )
     parser.add_argument("--no-install", action="store_true", help="do not apt/pip install missing prerequisites")
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="kill the VM after S seconds")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (needs npm)")
@@ -59,8 +76,7 @@ def _allure_html(results: Path) -> None:
     try:
         index = allure_html.build(runs, results / "allure-report")
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-        print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}",
-              file=sys.stderr)
+        print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}", file=sys.stderr)
         return
     print(f"lab: Allure HTML report: {index}")
 
@@ -73,9 +89,16 @@ def cmd_lab(argv: list[str]) -> int:
     own, passthrough = _split_passthrough(argv)
     options = _lab_parser("pytest-rdma lab").parse_args(own)
     pytest_args = passthrough if _has_path_arg(passthrough) else [str(SUITES), *passthrough]
-    request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES), pytest_args=pytest_args,
-                             results=options.results, cache=options.cache, install=not options.no_install,
-                             html=not options.no_html, timeout=options.timeout, report_args=LAB_REPORTS)
+    request = lab.LabRequest(
+        devices=options.devices or list(lab.DEFAULT_DEVICES),
+        pytest_args=pytest_args,
+        results=options.results,
+        cache=options.cache,
+        install=not options.no_install,
+        html=not options.no_html,
+        timeout=options.timeout,
+        report_args=LAB_REPORTS,
+    )
     code = lab.run(request)
     if not options.no_html and code in (0, 1):
         _allure_html(options.results.resolve())
@@ -90,12 +113,17 @@ SELFTEST_DESCRIPTION = (
     "Run all of pytest-rdma's own tests: on the host (tests/unit), in the lab VM on rxe0 and siw0 "
     "(tests/lab), the lab command's own tests on the host (tests/host_lab), then the README's first "
     "command on a fresh Debian 12 machine made with debootstrap (tests/fresh, about 10 minutes; "
-    "--no-fresh skips it). Arguments after -- go to pytest, except on the fresh machine.")
+    "--no-fresh skips it). Arguments after -- go to pytest, except on the fresh machine."
+)
 
 
 def _pytest(directory: str, args: list[str], env: dict[str, str] | None = None) -> int:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / directory),
-                           *args], cwd=REPO, check=False, env=env).returncode
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / directory), *args],
+        cwd=REPO,
+        check=False,
+        env=env,
+    ).returncode
 
 
 def cmd_selftest(argv: list[str]) -> int:
@@ -103,8 +131,11 @@ def cmd_selftest(argv: list[str]) -> int:
     command's own tests, then the README's first command on a machine that has nothing installed."""
     own, passthrough = _split_passthrough(argv)
     parser = _lab_parser("pytest-rdma selftest", SELFTEST_DESCRIPTION)
-    parser.add_argument("--no-fresh", action="store_true",
-                        help="skip the fresh Debian 12 machine (the step that proves the lab's install steps)")
+    parser.add_argument(
+        "--no-fresh",
+        action="store_true",
+        help="skip the fresh Debian 12 machine (the step that proves the lab's install steps)",
+    )
     options = parser.parse_args(own)
     steps = 3 if options.no_fresh else 4
     if not options.no_install:
@@ -115,21 +146,30 @@ def cmd_selftest(argv: list[str]) -> int:
     print(f"selftest: 1/{steps} host tests (tests/unit)", flush=True)
     codes = {"host tests": _pytest("unit", passthrough)}
     print(f"selftest: 2/{steps} lab tests (tests/lab) on rxe0 and siw0", flush=True)
-    request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES),
-                             pytest_args=[str(REPO / "tests" / "lab"), *passthrough],
-                             results=options.results / "selftest", cache=options.cache,
-                             install=not options.no_install, per_device=False, timeout=options.timeout)
+    request = lab.LabRequest(
+        devices=options.devices or list(lab.DEFAULT_DEVICES),
+        pytest_args=[str(REPO / "tests" / "lab"), *passthrough],
+        results=options.results / "selftest",
+        cache=options.cache,
+        install=not options.no_install,
+        per_device=False,
+        timeout=options.timeout,
+    )
     codes["lab tests"] = lab.run(request)
     # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
     # after the in-VM tests so that only one VM of the self-test runs at a time.
     print(f"selftest: 3/{steps} host-side lab tests (tests/host_lab): one more VM boot", flush=True)
-    codes["host-side lab tests"] = _pytest("host_lab", passthrough,
-                                           env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache)))
+    codes["host-side lab tests"] = _pytest(
+        "host_lab", passthrough, env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))
+    )
     if not options.no_fresh:
         # Last, and alone: CI's machine has what the lab may forget to install; this machine has
         # nothing (tests/fresh/). pytest's arguments are for the other steps: its slice is its own.
-        print(f"selftest: 4/{steps} fresh Debian 12 machine (tests/fresh): the README's first command on a "
-              f"debootstrap root, one more VM boot", flush=True)
+        print(
+            f"selftest: 4/{steps} fresh Debian 12 machine (tests/fresh): the README's first command on a "
+            f"debootstrap root, one more VM boot",
+            flush=True,
+        )
         codes["fresh Debian 12 machine"] = _pytest("fresh", ["-rA"])
     print("selftest: " + ", ".join(f"{step} exited {code}" for step, code in codes.items()), flush=True)
     return next((code for code in codes.values() if code), 0)

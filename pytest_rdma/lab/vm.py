@@ -33,7 +33,8 @@ GUEST_READY = re.compile(r"^(lab|bench): .* ready at guest uptime")
 # waiting for virtiofsd to start", "fv_queue_thread: Start for queue 0", "virtio_loop: Exit"...): the
 # console log keeps it, the terminal does not need it.
 HOST_LINE = re.compile(
-    r"^(virtme(-run|-ng)?: |virtio_\w+: |fv_\w+: |vu_\w+: |vhost[\w ]*: |lo_\w+: |qemu-system-\w+: )")
+    r"^(virtme(-run|-ng)?: |virtio_\w+: |fv_\w+: |vu_\w+: |vhost[\w ]*: |lo_\w+: |qemu-system-\w+: )"
+)
 # Console lines that say what went wrong when the VM gives no exit code back: virtme-ng's and QEMU's
 # errors on the host ("virtme-run: initramfs is needed, and no busybox was found"), Python's
 # tracebacks, and the kernel's own faults. Other kernel lines come as the kernel's last lines.
@@ -43,9 +44,11 @@ EXPLAINS = re.compile(
     r"|\bno \S+ (was |were )?found\b|^Traceback |^\w+(Error|Exception)\b",
     re.IGNORECASE,
 )
-KERNEL_FAULT = re.compile(r"Kernel panic|not syncing|BUG:|Oops|general protection fault|Unable to mount root|"
-                          r"Call Trace")
-KERNEL_TAIL = 15       # kernel lines quoted when the VM did not finish
+KERNEL_FAULT = re.compile(
+    r"Kernel panic|not syncing|BUG:|Oops|general protection fault|Unable to mount root|"
+    r"Call Trace"
+)
+KERNEL_TAIL = 15  # kernel lines quoted when the VM did not finish
 EXPLAINING_LINES = 15  # at most this many explaining lines (the last ones), each once
 KVM_PROBE_TIMEOUT = 60
 # What the VM runs with the plan: `python -m GUEST plan.json`. Other in-VM runners (the
@@ -56,19 +59,31 @@ GUEST_MODULE = "pytest_rdma.lab.guest"
 # falls back to 9p. The lab remembers that fallback (per QEMU, vng and virtiofsd found) and asks
 # for 9p directly from then on, which is the same VM minus those seconds of cold start.
 VIRTIOFS_FALLBACK = "failed to start virtiofsd, fallback to 9p"
-VIRTIOFSD_PATHS = ("/usr/libexec/virtiofsd", "/usr/lib/virtiofsd/virtiofsd", "/usr/lib/virtiofsd",
-                   "/usr/lib/qemu/virtiofsd")
+VIRTIOFSD_PATHS = (
+    "/usr/libexec/virtiofsd",
+    "/usr/lib/virtiofsd/virtiofsd",
+    "/usr/lib/virtiofsd",
+    "/usr/lib/qemu/virtiofsd",
+)
 
 
 @dataclass
 class VMRun:
-    exit_code: int | None      # the guest's exit code, None when the VM never got there
+    exit_code: int | None  # the guest's exit code, None when the VM never got there
     first_test_s: float | None  # host seconds from `started` to the first test starting
     console_tail: list[str]
 
 
-def _vng_argv(vng: Path, kernel: Kernel, kvm: bool, rwdirs: list[Path], command: str, cpus: int,
-              memory: str, force_9p: bool = False) -> list[str]:
+def _vng_argv(
+    vng: Path,
+    kernel: Kernel,
+    kvm: bool,
+    rwdirs: list[Path],
+    command: str,
+    cpus: int,
+    memory: str,
+    force_9p: bool = False,
+) -> list[str]:
     argv = [str(vng), "--run", str(kernel.image), "--verbose", "--memory", memory, "--cpus", str(cpus)]
     if not kvm:
         argv.append("--disable-kvm")
@@ -96,8 +111,13 @@ def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
     known = json.loads(memo.read_text()) if memo.exists() else {}
     if key not in known:
         try:
-            probe = subprocess.run(_vng_argv(vng, kernel, True, [], "true", 1, "512M"), env=_env(vng),
-                                   capture_output=True, timeout=KVM_PROBE_TIMEOUT, check=False)
+            probe = subprocess.run(
+                _vng_argv(vng, kernel, True, [], "true", 1, "512M"),
+                env=_env(vng),
+                capture_output=True,
+                timeout=KVM_PROBE_TIMEOUT,
+                check=False,
+            )
             known[key] = probe.returncode == 0
         except subprocess.TimeoutExpired:
             known[key] = False
@@ -135,9 +155,21 @@ def remember_virtiofs(vng: Path, cache: Path, console_log: Path, bin_dirs: tuple
     memo.write_text(json.dumps(known))
 
 
-def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started: float,
-        console_log: Path, timeout: float, cpus: int = 2, memory: str = "2G",
-        guest: str = GUEST_MODULE, force_9p: bool = False, bin_dirs: tuple[Path, ...] = ()) -> VMRun:
+def run(
+    vng: Path,
+    kernel: Kernel,
+    kvm: bool,
+    results: Path,
+    plan: dict,
+    started: float,
+    console_log: Path,
+    timeout: float,
+    cpus: int = 2,
+    memory: str = "2G",
+    guest: str = GUEST_MODULE,
+    force_9p: bool = False,
+    bin_dirs: tuple[Path, ...] = (),
+) -> VMRun:
     """Boot, run the guest plan, stream its output. Everything goes to `console_log`; the terminal
     gets the runner's and pytest's lines (ConsoleFilter)."""
     plan_path = results / "lab-plan.json"
@@ -158,8 +190,16 @@ def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started
             time.sleep(0.05)
 
     with console_log.open("w") as log:
-        proc = subprocess.Popen(argv, env=_env(vng, bin_dirs), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, text=True, errors="replace", cwd=plan["cwd"])
+        proc = subprocess.Popen(
+            argv,
+            env=_env(vng, bin_dirs),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            cwd=plan["cwd"],
+        )
         watcher = threading.Thread(target=watch_first_test, daemon=True)
         watcher.start()
         # A VM that hangs prints nothing, so the limit cannot wait for the next line.
