@@ -112,7 +112,7 @@ SELFTEST_EXECUTABLES = ("chromium", "node", "npm", "debootstrap")
 SELFTEST_DESCRIPTION = (
     "Run all of pytest-rdma's own tests: on the host (tests/unit), in the lab VM on rxe0 and siw0 "
     "(tests/lab), the lab command's own tests on the host (tests/host_lab), then the README's first "
-    "command on a fresh Debian 12 machine made with debootstrap (tests/fresh, about 10 minutes; "
+    "command on a fresh Debian 12 machine made with debootstrap (tests/fresh, 7 to 11 minutes on 2 cores; "
     "--no-fresh skips it). Arguments after -- go to pytest, except on the fresh machine."
 )
 
