@@ -5,14 +5,13 @@ Running the conformance suite itself needs no command of ours: `pytest --rdma-de
 
 from __future__ import annotations
 
-import argparse
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from pytest_rdma import lab
+from pytest_rdma.command_line import Parser, fail, version
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -21,20 +20,39 @@ def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
     """Everything after `--` goes to pytest untouched."""
     if "--" in argv:
         index = argv.index("--")
-        return argv[:index], argv[index + 1:]
+        return argv[:index], argv[index + 1 :]
     return argv, []
 
 
-def _lab_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog, description="Run pytest inside a VM with Soft-RoCE (rxe) and soft-iWARP (siw) devices. "
-        "Arguments after -- go to pytest; '{results}' in them is the per-run results directory.")
-    parser.add_argument("--dev", action="append", dest="devices", metavar="NAME",
-                        help="device to create and test: rxeN or siwN (repeatable; default rxe0 and siw0)")
-    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
-                        help="where results are written on the host (default ./results)")
-    parser.add_argument("--cache", type=Path, default=lab.LabRequest().cache, metavar="DIR",
-                        help="cache for siw.ko builds and the KVM probe (default ~/.cache/pytest-rdma)")
+LAB_DESCRIPTION = (
+    "Run pytest inside a VM with Soft-RoCE (rxe) and soft-iWARP (siw) devices. "
+    "Arguments after -- go to pytest; '{results}' in them is the per-run results directory."
+)
+
+
+def _lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
+    parser = Parser(prog=prog, description=description)
+    parser.add_argument(
+        "--dev",
+        action="append",
+        dest="devices",
+        metavar="NAME",
+        help="device to create and test: rxeN or siwN (repeatable; default rxe0 and siw0)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="where results are written on the host (default ./results)",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=lab.LabRequest().cache,
+        metavar="DIR",
+        help="cache for siw.ko builds and the KVM probe (default ~/.cache/pytest-rdma)",
+    )
     parser.add_argument("--no-install", action="store_true", help="do not apt/pip install missing prerequisites")
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="kill the VM after S seconds")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (needs npm)")
@@ -57,8 +75,7 @@ def _allure_html(results: Path) -> None:
     try:
         index = allure_html.build(runs, results / "allure-report")
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-        print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}",
-              file=sys.stderr)
+        print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}", file=sys.stderr)
         return
     print(f"lab: Allure HTML report: {index}")
 
@@ -72,45 +89,90 @@ def cmd_lab(argv: list[str]) -> int:
     options = _lab_parser("pytest-rdma lab").parse_args(own)
     # Without a test path, the plugin runs its packaged suite on the devices the lab names.
     pytest_args = passthrough
-    request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES), pytest_args=pytest_args,
-                             results=options.results, cache=options.cache, install=not options.no_install,
-                             timeout=options.timeout, report_args=LAB_REPORTS)
+    request = lab.LabRequest(
+        devices=options.devices or list(lab.DEFAULT_DEVICES),
+        pytest_args=pytest_args,
+        results=options.results,
+        cache=options.cache,
+        install=not options.no_install,
+        html=not options.no_html,
+        timeout=options.timeout,
+        report_args=LAB_REPORTS,
+    )
     code = lab.run(request)
     if not options.no_html and code in (0, 1):
         _allure_html(options.results.resolve())
     return code
 
 
-SELFTEST_PACKAGES = ("chromium",)  # Node.js and npm come with the machine image
+# The Allure HTML test builds a report (Allure 3 from npm, run by node) and opens it in a headless
+# browser; the fresh-machine test makes its machine with debootstrap. Programs, not packages: one
+# already on PATH is kept, whatever installed it.
+SELFTEST_EXECUTABLES = ("chromium", "node", "npm", "debootstrap")
+SELFTEST_DESCRIPTION = (
+    "Run all of pytest-rdma's own tests: on the host (tests/unit), in the lab VM on rxe0 and siw0 "
+    "(tests/lab), the lab command's own tests on the host (tests/host_lab), then the README's first "
+    "command on a fresh Debian 12 machine made with debootstrap (tests/fresh, 7 to 11 minutes on 2 cores; "
+    "--no-fresh skips it). Arguments after -- go to pytest, except on the fresh machine."
+)
+
+
+def _pytest(directory: str, args: list[str], env: dict[str, str] | None = None) -> int:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / directory), *args],
+        cwd=REPO,
+        check=False,
+        env=env,
+    ).returncode
 
 
 def cmd_selftest(argv: list[str]) -> int:
-    """All of the project's tests: host unit tests, then the core's tests in the lab on rxe0 and siw0."""
+    """All of the project's tests: host unit tests, the core's tests in the lab on rxe0 and siw0, the lab
+    command's own tests, then the README's first command on a machine that has nothing installed."""
     own, passthrough = _split_passthrough(argv)
-    options = _lab_parser("pytest-rdma selftest").parse_args(own)
+    parser = _lab_parser("pytest-rdma selftest", SELFTEST_DESCRIPTION)
+    parser.add_argument(
+        "--no-fresh",
+        action="store_true",
+        help="skip the fresh Debian 12 machine (the step that proves the lab's install steps)",
+    )
+    options = parser.parse_args(own)
+    steps = 3 if options.no_fresh else 4
     if not options.no_install:
-        # The Allure HTML test opens the report in a real headless browser (Allure itself comes from npm).
         from pytest_rdma.lab import prereqs
 
-        prereqs.apt_install([package for package in SELFTEST_PACKAGES if not shutil.which(package)])
-    print("selftest: 1/3 host tests (tests/unit)", flush=True)
-    host = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / "unit"),
-                           *passthrough], cwd=REPO, check=False).returncode
-    print("selftest: 2/3 lab tests (tests/lab) on rxe0 and siw0", flush=True)
-    request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES),
-                             pytest_args=[str(REPO / "tests" / "lab"), *passthrough],
-                             results=options.results / "selftest", cache=options.cache,
-                             install=not options.no_install, per_device=False, timeout=options.timeout)
-    in_lab = lab.run(request)
+        wanted = tuple(name for name in SELFTEST_EXECUTABLES if name != "debootstrap" or not options.no_fresh)
+        prereqs.apt_install(prereqs.packages_for_missing(wanted))
+    print(f"selftest: 1/{steps} host tests (tests/unit)", flush=True)
+    codes = {"host tests": _pytest("unit", passthrough)}
+    print(f"selftest: 2/{steps} lab tests (tests/lab) on rxe0 and siw0", flush=True)
+    request = lab.LabRequest(
+        devices=options.devices or list(lab.DEFAULT_DEVICES),
+        pytest_args=[str(REPO / "tests" / "lab"), *passthrough],
+        results=options.results / "selftest",
+        cache=options.cache,
+        install=not options.no_install,
+        per_device=False,
+        timeout=options.timeout,
+    )
+    codes["lab tests"] = lab.run(request)
     # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
     # after the in-VM tests so that only one VM of the self-test runs at a time.
-    print("selftest: 3/3 host-side lab tests (tests/host_lab): one more VM boot", flush=True)
-    host_lab = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                               str(REPO / "tests" / "host_lab"), *passthrough], cwd=REPO, check=False,
-                              env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))).returncode
-    print(f"selftest: host tests exited {host}, lab tests exited {in_lab}, host-side lab tests exited {host_lab}",
-          flush=True)
-    return host or in_lab or host_lab
+    print(f"selftest: 3/{steps} host-side lab tests (tests/host_lab): one more VM boot", flush=True)
+    codes["host-side lab tests"] = _pytest(
+        "host_lab", passthrough, env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))
+    )
+    if not options.no_fresh:
+        # Last, and alone: CI's machine has what the lab may forget to install; this machine has
+        # nothing (tests/fresh/). pytest's arguments are for the other steps: its slice is its own.
+        print(
+            f"selftest: 4/{steps} fresh Debian 12 machine (tests/fresh): the README's first command on a "
+            f"debootstrap root, one more VM boot",
+            flush=True,
+        )
+        codes["fresh Debian 12 machine"] = _pytest("fresh", ["-rA"])
+    print("selftest: " + ", ".join(f"{step} exited {code}" for step, code in codes.items()), flush=True)
+    return next((code for code in codes.values() if code), 0)
 
 
 def cmd_coverage(argv: list[str]) -> int:
@@ -147,20 +209,35 @@ COMMANDS = {
 }
 
 
+USAGE = """usage: pytest-rdma [--version] {lab,selftest,coverage,compare,waivers,finish} [options] [-- pytest args]
+
+  lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)
+  selftest  run all of pytest-rdma's own tests (host, in the lab, then on a fresh Debian 12 machine)
+  coverage  list, per verb, each error and claim of its man page with the checks covering it
+  compare   compare results files: the claim x driver matrix, regressions and fixes
+  waivers   draft a driver's expectations file from a results file
+  finish    make the final results document from the .jsonl lines of a killed run
+Each command's --help says more. Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        print("usage: pytest-rdma {" + ",".join(COMMANDS) + "} [options] [-- pytest args]\n\n"
-              "  lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)\n"
-              "  selftest  run all of pytest-rdma's own tests (host, then in the lab)\n"
-              "  coverage  list, per verb, each error and claim of its man page with the checks covering it\n"
-              "  compare   compare results files: the claim x driver matrix, regressions and fixes\n"
-              "  waivers   draft a driver's expectations file from a results file\n"
-              "  finish    make the final results document from the .jsonl lines of a killed run\n"
-              "Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0",
-              file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
-        return 0 if argv and argv[0] in ("-h", "--help") else 4
-    return COMMANDS[argv[0]](argv[1:])
+    if argv[:1] in (["-h"], ["--help"]):
+        print(USAGE, end="")
+        return 0
+    if argv[:1] in (["-V"], ["--version"]):
+        print(f"pytest-rdma {version()}")
+        return 0
+    commands = ", ".join(COMMANDS)
+    if not argv:
+        return fail("pytest-rdma", f"no command given; give one of {commands} (see 'pytest-rdma --help')")
+    if argv[0] not in COMMANDS:
+        return fail("pytest-rdma", f"unknown command {argv[0]!r}; give one of {commands} (see 'pytest-rdma --help')")
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except SystemExit as exc:  # argparse's --help (0) and one-line usage errors (2), as a status
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ With `--results FILE` (the JUnit XML of a run on a provider: --rdma-junit, or py
 
 from __future__ import annotations
 
-import argparse
 import errno as errno_module
 import gzip
 import re
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma.catalogue.model import Verb
+from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.kinds.registry import UNTESTABLE
 from pytest_rdma.outcomes import DEVIATES
 
@@ -144,6 +144,28 @@ def load_results(path: Path) -> dict[str, list[str]]:
                 break
         outcomes.setdefault(name, []).append(outcome)
     return outcomes
+
+
+GIVE_JUNIT = "give the JUnit XML a run wrote (pytest --junitxml PATH)"
+
+
+def read_junit(path: Path) -> dict[str, list[str]]:
+    """load_results(path) for the command: a file that is not a JUnit XML is an InputError saying so."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"--results {path}: no such file; {GIVE_JUNIT}") from None
+    except OSError as exc:
+        raise InputError(f"--results {path}: cannot read it ({exc.strerror}); {GIVE_JUNIT}") from None
+    if not text.strip():
+        raise InputError(f"--results {path}: the file is empty; {GIVE_JUNIT}")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise InputError(f"--results {path}: not XML ({exc}); {GIVE_JUNIT}") from None
+    if root.tag not in ("testsuites", "testsuite"):
+        raise InputError(f"--results {path}: XML, but not a JUnit report (its root is <{root.tag}>); {GIVE_JUNIT}")
+    return load_results(path)
 
 
 def _outcomes_of(check: str, results: dict[str, list[str]]) -> list[str]:
@@ -315,7 +337,7 @@ def unaccounted(report: list[VerbCoverage]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`pytest-rdma coverage [--verb NAME] [--format text|markdown] [--results FILE] [--man-dir DIR]`."""
-    parser = argparse.ArgumentParser(prog="pytest-rdma coverage", description=__doc__.splitlines()[0])
+    parser = Parser(prog="pytest-rdma coverage", description=__doc__.splitlines()[0])
     parser.add_argument("--verb", action="append", metavar="NAME", help="only this verb (repeatable)")
     parser.add_argument("--format", choices=("text", "markdown"), default="text", dest="fmt")
     parser.add_argument("--results", metavar="FILE", type=Path,
@@ -333,7 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown verb {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         verbs = tuple(verb for verb in CATALOGUE if verb.name in args.verb)
-    results = load_results(args.results) if args.results else None
+    try:
+        results = read_junit(args.results) if args.results else None
+    except InputError as exc:
+        return fail(parser.prog, exc)
     report = coverage(verbs, (*MAN_DIRS_DEFAULT, *args.man_dir), results, catalogue=CATALOGUE)
     print(render_report(report, args.fmt), end="")
     return 1 if unaccounted(report) else 0

@@ -30,6 +30,7 @@ class LabRequest:
     cache: Path = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pytest-rdma"
     per_device: bool = True      # one pytest run per device (reports per driver) or one for all
     install: bool = True
+    html: bool = False           # install (or check) what the Allure HTML report needs, before the run
     timeout: float = 3600.0
     report_args: list[str] = field(default_factory=list)
     # Another in-VM runner (module run as `python -m GUEST plan.json`) and what it needs in
@@ -67,7 +68,8 @@ def run(request: LabRequest, log: callable = print) -> int:
     try:
         _check_devices(request.devices)
         want_siw = any(name.startswith("siw") for name in request.devices)
-        kernel = prereqs.ensure(want_siw, request.cache, log) if request.install else prereqs.find_kernel()
+        kernel = (prereqs.ensure(want_siw, request.cache, log, html=request.html) if request.install
+                  else prereqs.find_kernel())
         if kernel is None:
             raise LabError("no kernel with rdma_rxe found; run without --no-install to install one")
         vng = prereqs.ensure_virtme(log)

@@ -15,14 +15,94 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+# Every program the lab runs (on the host, or in its VM, which boots the host's root) and every
+# program virtme-ng looks up for the lab's `vng --run KERNEL --exec CMD`, with the Debian package
+# that ships it. A program missing on a fresh machine fails far from its cause (no busybox: "the
+# VM printed nothing"), so tests/unit/test_lab_packages.py scans the lab's code and virtme-ng for
+# programs that are not here, checks that each package is installed by the lab (or by every
+# Debian), and asks dpkg -S where the package is installed; tests/fresh/ runs the lab on a
+# machine that has nothing else.
+EXECUTABLES: dict[str, str] = {
+    # The bootstrap (./pytest-rdma) and the lab's installs.
+    "env": "coreutils",
+    "bash": "bash",
+    "dirname": "coreutils",
+    "id": "coreutils",
+    "touch": "coreutils",
+    "grep": "grep",
+    "dpkg-query": "dpkg",
+    "apt-get": "apt",
+    "/usr/bin/python3": "python3-minimal",
+    # The VM: QEMU and virtme-ng's lookups. virtme-ng runs virtme-run and virtiofsd through /bin/sh.
+    "sh": "dash",
+    "qemu-system-x86_64": "qemu-system-x86",
+    # QEMU's C daemon, which the lab's translator (lab/virtiofsd.py), first on virtme-ng's PATH as
+    # "virtiofsd", runs for a virtio-fs root.
+    "/usr/lib/qemu/virtiofsd": "qemu-system-common",
+    # virtme-ng packs a statically linked busybox into the initramfs the distro kernel needs
+    # (its virtio and overlay drivers are modules); Debian's "busybox" package is dynamic.
+    "busybox": "busybox-static",
+    # virtme-ng reads the kernel's version with `file` (and `strings` when file gives none), and
+    # checks that busybox is static with `file -L`: without file it stops with a traceback.
+    "file": "file",
+    "strings": "binutils",
+    # virtme-ng resolves module dependencies with modprobe (depmod when modules.dep is missing);
+    # the lab's guest loads rdma_rxe and siw.
+    "modprobe": "kmod",
+    "depmod": "kmod",
+    "insmod": "kmod",
+    # The lab's guest: dummy netdevs, rdma links, the kernel log.
+    "ip": "iproute2",
+    "rdma": "iproute2",
+    "dmesg": "util-linux",
+    # Building siw.ko (and the lab's kernel-warning module) out of tree; C reproducers.
+    "tar": "tar",
+    "xz": "xz-utils",
+    "make": "make",
+    "gcc": "gcc",
+    # The Allure HTML report (report/allure_html.py): Allure 3 from npm, run by node.
+    "node": "nodejs",
+    "npm": "npm",
+    # pytest-rdma selftest: the HTML report's test opens it in a headless browser; the fresh-machine
+    # test (tests/fresh/) makes its machine with debootstrap.
+    "chromium": "chromium",
+    "debootstrap": "debootstrap",
+}
+# Priority "required": on every Debian system, a debootstrap minbase included, so never installed.
+REQUIRED_PACKAGES = frozenset({"coreutils", "bash", "dash", "grep", "dpkg", "apt", "tar", "util-linux"})
+# What the lab installs; the bootstrap (./pytest-rdma) installs Python's packages before, from its own
+# packages=(...) list, which the test reads there.
 BASE_PACKAGES = (
-    "qemu-system-x86", "linux-image-amd64", "rdma-core", "ibverbs-providers", "ibverbs-utils",
-    "libibverbs-dev", "python3-pyverbs", "iproute2", "kmod",
+    "qemu-system-x86",
+    "qemu-system-common",
+    "busybox-static",
+    "file",
+    "linux-image-amd64",
+    "rdma-core",
+    "ibverbs-providers",
+    "ibverbs-utils",
+    "libibverbs-dev",
+    "python3-pyverbs",
+    # The data path's connection manager (iWARP connects only through it) and its tools.
+    "librdmacm1",
+    "librdmacm-dev",
+    "rdmacm-utils",
+    "iproute2",
+    "kmod",
+    # C reproducers compile against libibverbs-dev; without recommends, gcc comes without libc6-dev.
+    "gcc",
+    "libc6-dev",
+    "binutils",
 )
 # Only for siw, which Debian's kernel does not ship as a module: built from linux-source.
 SIW_BUILD_PACKAGES = ("linux-source", "make", "gcc", "xz-utils")
 # The lab's kernel-warning module (lab/kwarn.py) needs only the compiler and the headers.
 MODULE_BUILD_PACKAGES = ("make", "gcc")
+# The Allure HTML report: installed when the program is missing (a newer Node.js from elsewhere is kept).
+REPORT_EXECUTABLES = ("node", "npm")
+# Allure 3.18's `generate` runs on Debian 12's Node.js 18.20 (measured in a fresh bookworm root);
+# its dependencies declare 20.19, but only for its watch mode, which the lab does not use.
+MIN_NODE_MAJOR = 18
 MIN_FREE_BYTES = 2 << 30  # the siw build and a VM's overlays need a little room
 
 
@@ -62,24 +142,70 @@ def find_kernel() -> Kernel | None:
 def missing_packages(packages: tuple[str, ...]) -> list[str]:
     missing = []
     for package in packages:
-        result = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package],
-                                capture_output=True, text=True, check=False)
+        result = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False
+        )
         if "install ok installed" not in result.stdout:
             missing.append(package)
     return missing
 
 
-def apt_install(packages: list[str], log: callable = print) -> None:
+def apt_install(packages: list[str], log: callable = print, purpose: str = "") -> None:
+    """Install `packages` with apt-get (as root), or say which to install; `purpose` says what for."""
     if not packages:
         return
     if os.geteuid() != 0:
-        raise LabError(f"the lab needs these Debian packages: {' '.join(packages)}\n"
-                       f"install them as root: apt-get install {' '.join(packages)}")
+        raise LabError(
+            f"the lab needs these Debian packages{purpose}: {' '.join(packages)}\n"
+            f"install them as root: apt-get install {' '.join(packages)}"
+        )
     log(f"lab: installing {' '.join(packages)} (apt-get)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def lab_packages() -> set[str]:
+    """Every package the lab may install (the kernel's headers aside, whose name is the kernel's)."""
+    return {
+        *BASE_PACKAGES,
+        *SIW_BUILD_PACKAGES,
+        *MODULE_BUILD_PACKAGES,
+        *(EXECUTABLES[name] for name in REPORT_EXECUTABLES),
+    }
+
+
+def packages_for_missing(executables: tuple[str, ...]) -> list[str]:
+    """The packages of those `executables` that are not on PATH (one that is there is kept, whatever ships it)."""
+    return list(dict.fromkeys(EXECUTABLES[name] for name in executables if shutil.which(name) is None))
+
+
+def _node_version() -> str | None:
+    node = shutil.which("node")
+    if node is None:
+        return None
+    done = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None
+
+
+def ensure_report_tools(log: callable = print) -> None:
+    """Node.js and npm for the Allure HTML report: Debian's if missing, and a Node.js new enough."""
+    apt_install(
+        packages_for_missing(REPORT_EXECUTABLES), log, purpose=" for the Allure HTML report (--no-html skips it)"
+    )
+    version = _node_version()
+    found = re.match(r"v?(\d+)\.", version or "")
+    if found is None or int(found.group(1)) < MIN_NODE_MAJOR:
+        raise LabError(
+            f"the Allure HTML report needs Node.js {MIN_NODE_MAJOR} or newer; "
+            f"{shutil.which('node') or 'node'} is {version or 'missing or not runnable'}. "
+            f"Install a newer Node.js, or pass --no-html to skip the report."
+        )
 
 
 def ensure_virtme(log: callable = print) -> Path:
@@ -98,22 +224,28 @@ def check_disk(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(path).free
     if free < MIN_FREE_BYTES:
-        raise LabError(f"only {free >> 20} MiB free under {path}; the lab needs about "
-                       f"{MIN_FREE_BYTES >> 20} MiB. Free some space or point --cache elsewhere.")
+        raise LabError(
+            f"only {free >> 20} MiB free under {path}; the lab needs about "
+            f"{MIN_FREE_BYTES >> 20} MiB. Free some space or point --cache elsewhere."
+        )
 
 
-def ensure(want_siw: bool, cache: Path, log: callable = print) -> Kernel:
-    """Install what is missing for the lab and return the kernel to boot."""
+def ensure(want_siw: bool, cache: Path, log: callable = print, html: bool = False) -> Kernel:
+    """Install what is missing for the lab (and, with `html`, for its HTML report); the kernel to boot."""
     if not Path("/etc/debian_version").exists():
-        raise LabError("the lab installs its prerequisites with apt and supports Debian (12) hosts; "
-                       "on other hosts install qemu, a kernel with rdma_rxe, rdma-core and pyverbs yourself "
-                       "and run pytest --rdma-dev NAME against real devices")
+        raise LabError(
+            "the lab installs its prerequisites with apt and supports Debian (12) hosts; "
+            "on other hosts install qemu, a kernel with rdma_rxe, rdma-core and pyverbs yourself "
+            "and run pytest --rdma-dev NAME against real devices"
+        )
     check_disk(cache)
     apt_install(missing_packages(BASE_PACKAGES), log)
     kernel = find_kernel()
     if kernel is None:
-        raise LabError("no installed kernel ships rdma_rxe.ko (looked in /boot and /lib/modules); "
-                       "install one: apt-get install linux-image-amd64")
+        raise LabError(
+            "no installed kernel ships rdma_rxe.ko (looked in /boot and /lib/modules); "
+            "install one: apt-get install linux-image-amd64"
+        )
     headers = f"linux-headers-{kernel.release}"
     if want_siw:
         apt_install(missing_packages((*SIW_BUILD_PACKAGES, headers)), log)
@@ -123,4 +255,6 @@ def ensure(want_siw: bool, cache: Path, log: callable = print) -> Kernel:
         apt_install(missing_packages((*MODULE_BUILD_PACKAGES, headers)), log)
     if not shutil.which("qemu-system-x86_64"):
         raise LabError("qemu-system-x86_64 is not on PATH; install it: apt-get install qemu-system-x86")
+    if html:
+        ensure_report_tools(log)
     return kernel

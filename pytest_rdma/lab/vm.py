@@ -18,12 +18,38 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_rdma.lab.prereqs import Kernel, LabError
 
 KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
+# The in-VM runner's own lines: "lab: ..." (benchmarks/lab_guest.py prints "bench: ..."). Its line
+# "lab: rxe0, siw0 ready at ..." ends the boot; from there on the console is the runner's and pytest's.
+GUEST_PREFIXES = ("lab: ", "bench: ")
+GUEST_READY = re.compile(r"^(lab|bench): .* ready at guest uptime")
+# What virtme-ng, QEMU and QEMU's virtiofsd print on the host while the VM boots and stops ("virtme:
+# waiting for virtiofsd to start", "fv_queue_thread: Start for queue 0", "virtio_loop: Exit"...): the
+# console log keeps it, the terminal does not need it.
+HOST_LINE = re.compile(
+    r"^(virtme(-run|-ng)?: |virtio_\w+: |fv_\w+: |vu_\w+: |vhost[\w ]*: |lo_\w+: |qemu-system-\w+: )"
+)
+# Console lines that say what went wrong when the VM gives no exit code back: virtme-ng's and QEMU's
+# errors on the host ("virtme-run: initramfs is needed, and no busybox was found"), Python's
+# tracebacks, and the kernel's own faults. Other kernel lines come as the kernel's last lines.
+EXPLAINS = re.compile(
+    r"\b(error|fail(ed|ure|s)?|not found|no such file|cannot|can't|could not|unable|denied|refused|killed|"
+    r"fatal|panic|timed out|segmentation fault|not installed|please install|(is|are) needed)\b"
+    r"|\bno \S+ (was |were )?found\b|^Traceback |^\w+(Error|Exception)\b",
+    re.IGNORECASE,
+)
+KERNEL_FAULT = re.compile(
+    r"Kernel panic|not syncing|BUG:|Oops|general protection fault|Unable to mount root|"
+    r"Call Trace"
+)
+KERNEL_TAIL = 15  # kernel lines quoted when the VM did not finish
+EXPLAINING_LINES = 15  # at most this many explaining lines (the last ones), each once
 KVM_PROBE_TIMEOUT = 60
 # What the VM runs with the plan: `python -m GUEST plan.json`. Other in-VM runners (the
 # benchmarks) reuse the boot by naming their own module; it must write lab-exit-code too.
@@ -33,19 +59,31 @@ GUEST_MODULE = "pytest_rdma.lab.guest"
 # falls back to 9p. The lab remembers that fallback (per QEMU, vng and virtiofsd found) and asks
 # for 9p directly from then on, which is the same VM minus those seconds of cold start.
 VIRTIOFS_FALLBACK = "failed to start virtiofsd, fallback to 9p"
-VIRTIOFSD_PATHS = ("/usr/libexec/virtiofsd", "/usr/lib/virtiofsd/virtiofsd", "/usr/lib/virtiofsd",
-                   "/usr/lib/qemu/virtiofsd")
+VIRTIOFSD_PATHS = (
+    "/usr/libexec/virtiofsd",
+    "/usr/lib/virtiofsd/virtiofsd",
+    "/usr/lib/virtiofsd",
+    "/usr/lib/qemu/virtiofsd",
+)
 
 
 @dataclass
 class VMRun:
-    exit_code: int | None      # the guest's exit code, None when the VM never got there
+    exit_code: int | None  # the guest's exit code, None when the VM never got there
     first_test_s: float | None  # host seconds from `started` to the first test starting
     console_tail: list[str]
 
 
-def _vng_argv(vng: Path, kernel: Kernel, kvm: bool, rwdirs: list[Path], command: str, cpus: int,
-              memory: str, force_9p: bool = False) -> list[str]:
+def _vng_argv(
+    vng: Path,
+    kernel: Kernel,
+    kvm: bool,
+    rwdirs: list[Path],
+    command: str,
+    cpus: int,
+    memory: str,
+    force_9p: bool = False,
+) -> list[str]:
     argv = [str(vng), "--run", str(kernel.image), "--verbose", "--memory", memory, "--cpus", str(cpus)]
     if not kvm:
         argv.append("--disable-kvm")
@@ -73,8 +111,13 @@ def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
     known = json.loads(memo.read_text()) if memo.exists() else {}
     if key not in known:
         try:
-            probe = subprocess.run(_vng_argv(vng, kernel, True, [], "true", 1, "512M"), env=_env(vng),
-                                   capture_output=True, timeout=KVM_PROBE_TIMEOUT, check=False)
+            probe = subprocess.run(
+                _vng_argv(vng, kernel, True, [], "true", 1, "512M"),
+                env=_env(vng),
+                capture_output=True,
+                timeout=KVM_PROBE_TIMEOUT,
+                check=False,
+            )
             known[key] = probe.returncode == 0
         except subprocess.TimeoutExpired:
             known[key] = False
@@ -112,10 +155,23 @@ def remember_virtiofs(vng: Path, cache: Path, console_log: Path, bin_dirs: tuple
     memo.write_text(json.dumps(known))
 
 
-def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started: float,
-        console_log: Path, timeout: float, cpus: int = 2, memory: str = "2G",
-        guest: str = GUEST_MODULE, force_9p: bool = False, bin_dirs: tuple[Path, ...] = ()) -> VMRun:
-    """Boot, run the guest plan, stream its output; kernel lines go to `console_log`."""
+def run(
+    vng: Path,
+    kernel: Kernel,
+    kvm: bool,
+    results: Path,
+    plan: dict,
+    started: float,
+    console_log: Path,
+    timeout: float,
+    cpus: int = 2,
+    memory: str = "2G",
+    guest: str = GUEST_MODULE,
+    force_9p: bool = False,
+    bin_dirs: tuple[Path, ...] = (),
+) -> VMRun:
+    """Boot, run the guest plan, stream its output. Everything goes to `console_log`; the terminal
+    gets the runner's and pytest's lines (ConsoleFilter)."""
     plan_path = results / "lab-plan.json"
     plan_path.write_text(json.dumps(plan, indent=1))
     exit_file = results / "lab-exit-code"
@@ -134,19 +190,28 @@ def run(vng: Path, kernel: Kernel, kvm: bool, results: Path, plan: dict, started
             time.sleep(0.05)
 
     with console_log.open("w") as log:
-        proc = subprocess.Popen(argv, env=_env(vng, bin_dirs), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, text=True, errors="replace", cwd=plan["cwd"])
+        proc = subprocess.Popen(
+            argv,
+            env=_env(vng, bin_dirs),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            cwd=plan["cwd"],
+        )
         watcher = threading.Thread(target=watch_first_test, daemon=True)
         watcher.start()
         # A VM that hangs prints nothing, so the limit cannot wait for the next line.
         killer = threading.Timer(timeout, proc.kill)
         killer.start()
         assert proc.stdout is not None
+        terminal = ConsoleFilter()
         for line in proc.stdout:
             log.write(line)
             if KERNEL_LINE.match(line):
                 tail.append(line.rstrip())
-            else:
+            if terminal.shows(line):
                 print(line, end="", flush=True)
         proc.wait()
         if not killer.is_alive():
@@ -175,7 +240,70 @@ def precompile(paths: list[Path]) -> None:
             compileall.compile_file(str(path), quiet=2)
 
 
+class ConsoleFilter:
+    """Which console lines reach the terminal: the in-VM runner's ("lab: ...") while the VM boots,
+    then everything but the kernel's lines and the host's virtme-ng/virtiofsd chatter.
+
+    Before the runner says its devices are ready, nothing else there is for the user (kernel boot,
+    virtme-ng waiting for virtiofsd, "Probing EDD"); after it, the output is pytest's.
+    """
+
+    def __init__(self) -> None:
+        self.guest_ready = False
+
+    def shows(self, line: str) -> bool:
+        if KERNEL_LINE.match(line):
+            return False
+        if GUEST_READY.match(line):
+            self.guest_ready = True
+        if not self.guest_ready:
+            return line.startswith(GUEST_PREFIXES)
+        return not HOST_LINE.match(line)
+
+
+def explaining_lines(console: list[str]) -> list[str]:
+    """The console lines that say why a VM did not finish: errors of virtme-ng, QEMU, Python and the
+    runner, and kernel faults. Each once, in order, the last EXPLAINING_LINES of them.
+
+    Once the runner is ready, the rest is pytest's output, whose failures are results, not why
+    the VM stopped: from there only the host's, the runner's and the kernel's lines count.
+    """
+    found: dict[str, None] = {}
+    ready = False
+    for line in console:
+        ready = ready or bool(GUEST_READY.match(line))
+        if KERNEL_LINE.match(line):
+            explains = KERNEL_FAULT.search(line)
+        elif ready and not (HOST_LINE.match(line) or line.startswith(GUEST_PREFIXES)):
+            explains = None
+        else:
+            # virtme-ng's fallback from virtio-fs to 9p is handled (remember_virtiofs), not a failure.
+            explains = EXPLAINS.search(line) if VIRTIOFS_FALLBACK not in line else None
+        if explains:
+            found.pop(line, None)  # a repeated line counts where it was last seen
+            found[line] = None
+    return list(found)[-EXPLAINING_LINES:]
+
+
+def failure_message(console_text: str, console_log: Path, notes: Sequence[str] = ()) -> str:
+    """Why the VM gave no exit code back, from what its console printed (pure)."""
+    lines = [line.rstrip() for line in console_text.splitlines()]
+    head = "the lab VM did not finish its run (no exit code came back)."
+    if not any(lines):
+        return "\n".join([f"{head} The VM printed nothing ({console_log} is empty).", *notes])
+    parts = [head]
+    explaining = explaining_lines(lines)
+    if explaining:
+        parts += ["What the console log says went wrong:", *(f"  {line}" for line in explaining)]
+    kernel = [line for line in lines if KERNEL_LINE.match(line)][-KERNEL_TAIL:]
+    if kernel:
+        parts += ["The kernel's last lines:", *(f"  {line}" for line in kernel)]
+    else:
+        parts.append("The kernel printed nothing: the VM did not start it.")
+    return "\n".join([*parts, *notes, f"Full console log: {console_log}"])
+
+
 def boot_failure(run_result: VMRun, console_log: Path) -> LabError:
-    lines = "\n".join(run_result.console_tail[-25:]) or "(the VM printed nothing)"
-    return LabError(f"the lab VM did not finish its run (no exit code came back). "
-                    f"The kernel's last lines:\n{lines}\nFull console log: {console_log}")
+    text = console_log.read_text(errors="replace") if console_log.exists() else ""
+    notes = [line for line in run_result.console_tail if line.startswith("lab: ")]  # "lab: VM killed after N s"
+    return LabError(failure_message(text, console_log, notes))

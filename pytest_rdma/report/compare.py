@@ -11,12 +11,12 @@ Exit status: 0, or 1 when there is a regression (a CI gate between two runs), 2 
 
 from __future__ import annotations
 
-import argparse
 import html
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report.record import severity
 
@@ -52,13 +52,13 @@ NO_DEVICE = "no device"
 
 
 def columns_of(paths: list[Path]) -> list[Column]:
-    from pytest_rdma.report.jsonfile import load
+    from pytest_rdma.report.jsonfile import read_results
 
     found: list[Column] = []
     # Checks that use no device (blocked API families) are the same in every run: one column.
     deviceless = Column(NO_DEVICE, NO_DEVICE, "all runs")
     for run, path in enumerate(paths, start=1):
-        document = load(path)
+        document = read_results(path)
         per_driver: dict[str, Column] = {}
         for record in document.get("results", []):
             driver = record.get("driver") or NO_DEVICE
@@ -169,7 +169,7 @@ def html_page(columns: list[Column], found: list[Change]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pytest-rdma compare", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="pytest-rdma compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json",
                         help="results files (--rdma-json), the baseline first; "
                              "the .jsonl of a cut-short run works too")
@@ -178,16 +178,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         columns = columns_of(args.results)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"pytest-rdma compare: {exc}", file=sys.stderr)
-        return 2
+    except InputError as exc:
+        return fail(parser.prog, exc)
+    except KeyError as exc:
+        return fail(parser.prog, f"a result record lacks the field {exc}; give results files written by "
+                    f"pytest --rdma-json of this pytest-rdma")
     if not columns:
-        print("pytest-rdma compare: the results files hold no results", file=sys.stderr)
-        return 2
+        return fail(parser.prog, "the results files hold no results; give files of runs that ran checks")
     found = changes(columns)
     text = markdown(columns, found) if args.format == "markdown" else html_page(columns, found)
     if args.output:
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            return fail(parser.prog, f"cannot write {args.output} ({exc.strerror}); give -o a writable path")
     else:
         sys.stdout.write(text)
     return 1 if any(c.kind == REGRESSION for c in found) else 0

@@ -14,7 +14,6 @@ document left by an earlier run is removed at the start, so it is never mistaken
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -25,6 +24,7 @@ from typing import IO, Any
 
 import pytest
 
+from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.report.record import SCHEMA_VERSION
 from pytest_rdma.report.results import Results, counts
 from pytest_rdma.report.terminal import Summary
@@ -156,9 +156,72 @@ def final_path(lines: Path) -> Path:
     return lines.with_name(lines.name[:-1]) if lines.suffix == ".jsonl" else lines.with_name(lines.name + ".json")
 
 
+GIVE_RESULTS = "give a results file written by pytest --rdma-json PATH (or the .jsonl of a cut-short run)"
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """load(path) for a command: anything that is not a results file of this schema is an InputError
+    whose one line says what is wrong with the file and what to give instead."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file; {GIVE_RESULTS}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read it ({exc}); {GIVE_RESULTS}") from None
+    if not text.strip():
+        raise InputError(f"{path}: the file is empty; {GIVE_RESULTS}")
+    if path.suffix == ".jsonl":
+        _check_lines(path, text.splitlines())
+    else:
+        _check_document(path, text)
+    try:
+        return load(path)
+    except (ValueError, AttributeError, TypeError, KeyError) as exc:
+        raise InputError(f"{path}: not a results file this pytest-rdma can read ({exc}); {GIVE_RESULTS}") from None
+
+
+def _check_schema(path: Path, version: object) -> None:
+    if version != SCHEMA_VERSION:
+        raise InputError(f"{path}: results of schema_version {version!r}; this pytest-rdma ({_tool_version()}) "
+                         f"reads version {SCHEMA_VERSION}: read it with the pytest-rdma that wrote it, or run the "
+                         f"checks again")
+
+
+def _check_document(path: Path, text: str) -> None:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+                         f"{GIVE_RESULTS}") from None
+    if not isinstance(document, dict) or "schema_version" not in document or not isinstance(
+            document.get("results"), list):
+        raise InputError(f"{path}: JSON, but not a pytest-rdma results document (no schema_version and results "
+                         f"list); {GIVE_RESULTS}")
+    _check_schema(path, document["schema_version"])
+    if not all(isinstance(record, dict) for record in document["results"]):
+        raise InputError(f"{path}: its results are not all records (JSON objects); {GIVE_RESULTS}")
+
+
+def _check_lines(path: Path, lines: list[str]) -> None:
+    numbered = [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+    for index, (number, line) in enumerate(numbered):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if index == len(numbered) - 1 and index > 0:
+                return  # the last line of a killed run may be cut short; load() ignores it
+            raise InputError(f"{path}: line {number} is not JSON ({exc.msg}); the file is damaged, or not "
+                             f"results lines; {GIVE_RESULTS}") from None
+        if not isinstance(entry, dict) or (index == 0 and entry.get("type") != "session"):
+            raise InputError(f"{path}: not the lines of a pytest-rdma results file (line {number} is no "
+                             f"{'session' if index == 0 else 'result'} line); {GIVE_RESULTS}")
+        if index == 0:
+            _check_schema(path, entry.get("schema_version"))
+
+
 def finish_main(argv: list[str]) -> int:
     """`pytest-rdma finish`: the final document of a run that never reached its end, from its lines."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="pytest-rdma finish",
         description="Make the final results document (docs/results-schema.md) from the .jsonl lines of a run "
         "that was killed before its end. It holds every check whose line was written; exitstatus and "
@@ -168,14 +231,16 @@ def finish_main(argv: list[str]) -> int:
                         help="where to write it (default: the lines file's name without the final 'l')")
     parser.add_argument("--force", action="store_true", help="replace an existing final document")
     options = parser.parse_args(argv)
+    if options.lines.suffix != ".jsonl":
+        return fail(parser.prog, f"{options.lines}: not a .jsonl file; finish reads the results lines a killed run "
+                    f"left (--rdma-json results.json writes them to results.jsonl)")
     output = options.output or final_path(options.lines)
+    try:
+        lines = read_results(options.lines)
+    except InputError as exc:
+        return fail(parser.prog, exc)
     if output.exists() and not options.force:
         print(f"finish: {output} exists (the run may have ended normally); --force replaces it", file=sys.stderr)
-        return 4
-    try:
-        lines = load(options.lines)
-    except (OSError, ValueError) as exc:
-        print(f"finish: cannot read {options.lines}: {exc}", file=sys.stderr)
         return 4
     records = lines.pop("results")
     devices = lines.pop("devices")
