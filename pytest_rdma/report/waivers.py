@@ -55,10 +55,21 @@ def draft(driver: str, documents: list[dict[str, Any]]) -> str:
             f"id = {_toml_string(stable_id)}",
             f"reason = {_toml_string(reason)}",
             f"link = {_toml_string(record.get('ref') or record.get('verb') or 'unknown')}",
-            f"observed = {_toml_string(observed)}",
+            f"observed = {observation_table(record)}",
             "",
         ]
     return "\n".join(lines)
+
+
+def observation_table(record: dict[str, Any]) -> str:
+    """The record's structured observation as a TOML inline table: what the waiver will hold on."""
+    observation = record.get("observation") or {"observed": record.get("observed") or record.get("reason") or ""}
+    items = []
+    for key, value in observation.items():
+        shown = str(value).lower() if isinstance(value, bool) else (
+            value if isinstance(value, (int, float)) else _toml_string(str(value)))
+        items.append(f"{key} = {shown}")
+    return "{ " + ", ".join(items) + " }"
 
 
 def destination(path: Path) -> Path:
