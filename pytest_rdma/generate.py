@@ -39,7 +39,7 @@ def loadable(*sonames: str) -> bool:
 
 def family_blocker(family: str) -> str:
     """Why no check of an API family can run on this system, or "" when they can."""
-    if family == "ibv":
+    if family in ("ibv", "rdmacm"):
         return ""
     if family == "det":
         if loadable("libdet.so.1", "libdet.so"):
@@ -62,7 +62,7 @@ def expand(verb: Verb) -> list[Case]:
 
 
 def verb_test(verb: Verb, cases: list[Case]) -> Callable[..., None]:
-    if verb.family == "ibv":
+    if verb.family in ("ibv", "rdmacm"):
 
         def check(rdma_dut: Any, rdma_case: Case, request: pytest.FixtureRequest) -> None:
             run_case(request, rdma_case, rdma_dut)

@@ -8,7 +8,8 @@ it raises one of these, which the plugin turns into a pytest outcome and a class
 - `Unsupported`: the device's attributes say it lacks what the claim needs; `capability`
   names the attribute and the value it reports;
 - `NotExercised`: this setup could not reach the claim's precondition; never a pass;
-- `Blocked`: no check of this API family can run on this system at all.
+- `Blocked`: no check of this API family can run on this system at all;
+- `CheckTimeout`: a completion or an event never came within the check's own deadline.
 """
 
 from __future__ import annotations
@@ -67,3 +68,7 @@ class NotExercised(Exception):
 
 class Blocked(Exception):
     """The check cannot run on this system; the reason says why."""
+
+
+class CheckTimeout(Exception):
+    """The device never completed what the check waited for, within the check's deadline: "timeout"."""

@@ -31,7 +31,7 @@ def decode(value: Any) -> Any:
         if "$bytes" in value:
             return bytes.fromhex(value["$bytes"])
         if "$buffer" in value:
-            return Buffer(int(value["$buffer"]))
+            return Buffer(int(value["$buffer"]), value.get("$seed"))
         return {key: decode(item) for key, item in value.items()}
     if isinstance(value, list):
         return tuple(decode(item) for item in value)
@@ -53,13 +53,17 @@ class ReplayScope:
     def resource(self, need: Need) -> Handle:
         return self.dut.resource(need)
 
-    def buffer(self, size: int) -> Handle:
-        return self.calls.buffer(size)
+    def buffer(self, size: int, seed: int | None = None) -> Handle:
+        return self.calls.buffer(size, seed)
 
     def struct(self, handle: Handle) -> Any:
         return read_object(handle)
 
     def step(self, name: str) -> Call:
+        if name not in self.named and "->" in name:  # a field of a named object: a7_event->id
+            base, field = name.split("->", 1)
+            address = int(read_object(self.named[base])[field] or 0)
+            self.named[name] = Handle(name, "object", "void *", address)
         handle = self.named[name]
         return Call(-1, "", (), handle.address, handle, 0, "", True)
 
@@ -100,6 +104,8 @@ def replay(
                 record["verb"], {k: decode(v) for k, v in record["args"].items()}, phase=record["phase"]
             )
             print(f"[{record['index']}] {step_line(call)}")
+            for param, name in record.get("outs_as", {}).items():
+                scope.named[name] = Handle(name, "object", "void *", int(call.outs.get(param) or 0))
             if record.get("as") and isinstance(call.result, Handle):
                 scope.named[record["as"]] = call.result
             elif record.get("as") and record["phase"] == "setup":

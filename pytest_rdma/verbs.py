@@ -1191,6 +1191,340 @@ mult_to_ibv_rate = Verb(
 # --- end section: breadth B -------------------------------------------------------------------------------
 
 # --- section: data path (post, poll, completions, notification, ibv_wr_*) ----------------------------------
+# The calls a data-path check makes (pytest_rdma/kinds/traffic.py builds their work requests).
+# What each opcode does (ibv_post_send(3) DESCRIPTION; the completion opcodes of ibv_poll_cq(3)):
+# whether it consumes a receive at the peer, the completions it yields, where its data goes
+# (recv: into the peer's receive buffer; remote: into the peer's memory; local: back from it),
+# and the remote access the target's memory region must grant.
+_OPCODES = {
+    "IBV_WR_SEND": {"send_wc": "IBV_WC_SEND", "recv_wc": "IBV_WC_RECV", "consumes_recv": True, "data": "recv"},
+    "IBV_WR_SEND_WITH_IMM": {"send_wc": "IBV_WC_SEND", "recv_wc": "IBV_WC_RECV", "consumes_recv": True,
+                             "data": "recv", "imm": True},
+    "IBV_WR_RDMA_WRITE": {"send_wc": "IBV_WC_RDMA_WRITE", "data": "remote", "remote": "IBV_ACCESS_REMOTE_WRITE"},
+    "IBV_WR_RDMA_WRITE_WITH_IMM": {"send_wc": "IBV_WC_RDMA_WRITE", "recv_wc": "IBV_WC_RECV_RDMA_WITH_IMM",
+                                   "consumes_recv": True, "data": "remote", "imm": True,
+                                   "remote": "IBV_ACCESS_REMOTE_WRITE"},
+    "IBV_WR_RDMA_READ": {"send_wc": "IBV_WC_RDMA_READ", "data": "local", "remote": "IBV_ACCESS_REMOTE_READ"},
+    "IBV_WR_ATOMIC_CMP_AND_SWP": {"send_wc": "IBV_WC_COMP_SWAP", "data": "atomic", "remote": "IBV_ACCESS_REMOTE_ATOMIC"},
+    "IBV_WR_ATOMIC_FETCH_AND_ADD": {"send_wc": "IBV_WC_FETCH_ADD", "data": "atomic",
+                                    "remote": "IBV_ACCESS_REMOTE_ATOMIC"},
+}
+_RC, _UC, _UD = "IBV_QPT_RC", "IBV_QPT_UC", "IBV_QPT_UD"
+_PLAIN_OPS = ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"), (_UC, "IBV_WR_SEND"),
+              (_UC, "IBV_WR_RDMA_WRITE"), (_UD, "IBV_WR_SEND"))
+_IMM_OPS = ((_RC, "IBV_WR_SEND_WITH_IMM"), (_RC, "IBV_WR_RDMA_WRITE_WITH_IMM"), (_UC, "IBV_WR_SEND_WITH_IMM"),
+            (_UC, "IBV_WR_RDMA_WRITE_WITH_IMM"), (_UD, "IBV_WR_SEND_WITH_IMM"))
+_ATOMIC_OPS = ((_RC, "IBV_WR_ATOMIC_CMP_AND_SWP"), (_RC, "IBV_WR_ATOMIC_FETCH_AND_ADD"))
+_STREAM_SIZES = (1, "mtu-1", "mtu", "mtu+1", "4*mtu+7", 65536, "max_msg")
+_IBTA_ERRORS = Source("ibta", "IBTA Vol. 1 r1.7 §9.7.5.2 and §10.8.3 (responder errors, completion status)")
+
+ibv_post_send = Verb(
+    name="ibv_post_send",
+    man="ibv_post_send(3)",
+    prototype="int ibv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);",
+    returns=RETURNS_ERRNO,
+    summary="post a linked list of work requests to a QP's send queue; *bad_wr names the first not posted",
+    params=(
+        Param("qp", "struct ibv_qp *"),
+        Param("wr", "struct ibv_send_wr *", doc="a list linked through next; sg_list gathers each WR's data"),
+        Param("bad_wr", "struct ibv_send_wr **", "out", doc="on failure, the first WR that was not posted"),
+    ),
+    errors=(
+        Error("errno", "a WR the QP cannot take (the page names no specific errno)",
+              covered_by=("bad-wr-first-failing", "inline-over-limit", "reset-refused")),
+    ),
+    claims=(
+        Claim("opcode-completes", "transfer", "a valid SEND, RDMA WRITE or RDMA READ completes on the requester with "
+              "its opcode and wr_id (and, for a SEND, on the responder), and the data arrives intact",
+              "DESCRIPTION", over={("qp_type", "opcode"): _PLAIN_OPS}, variant="{qp_type}-{opcode}",
+              params={"size": 64, "seed": 11}),
+        Claim("immediate-completes", "transfer", "SEND_WITH_IMM and RDMA_WRITE_WITH_IMM deliver the 32-bit immediate: "
+              "the responder's completion carries it with IBV_WC_WITH_IMM", "DESCRIPTION",
+              transports=IB_TRANSPORTS, over={("qp_type", "opcode"): _IMM_OPS}, variant="{qp_type}-{opcode}",
+              params={"size": 64, "seed": 12}),
+        Claim("atomics-complete", "transfer", "compare-and-swap and fetch-and-add complete on an RC QP of a device "
+              "that advertises atomic operations", "DESCRIPTION", transports=IB_TRANSPORTS,
+              needs=(Cap("attr.atomic_cap"),), over={("qp_type", "opcode"): _ATOMIC_OPS}, variant="{qp_type}-{opcode}",
+              params={"size": 8, "compare_add": 1, "swap": 2}),
+        Claim("data-integrity", "transfer", "every byte that arrives is the byte sent, for messages around the path "
+              "MTU and up to the port's maximum message size", "DESCRIPTION",
+              over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"),
+                                            (_UC, "IBV_WR_RDMA_WRITE")), "size": _STREAM_SIZES},
+              variant="{qp_type}-{opcode}-{size}", params={"seed": 13}),
+        Claim("ud-up-to-mtu", "transfer", "a UD SEND of up to the path MTU arrives intact, after the 40 bytes the "
+              "receive buffer keeps for the GRH", "DESCRIPTION", transports=IB_TRANSPORTS,
+              over={"qp_type": (_UD,), "size": (1, "mtu-1", "mtu")}, variant="{qp_type}-{size}",
+              params={"opcode": "IBV_WR_SEND", "seed": 14}),
+        Claim("zero-length", "transfer", "a SEND or RDMA WRITE of zero bytes is valid and completes", "DESCRIPTION",
+              over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"), (_UC, "IBV_WR_SEND"))},
+              variant="{qp_type}-{opcode}", params={"size": 0}),
+        Claim("gathers-sges", "transfer", "a WR gathers its data from several scatter/gather entries, in order",
+              "DESCRIPTION", needs=(Cap("attr.max_sge"),),
+              over={"qp_type": (_RC,), "sges": (2, 3)}, variant="{qp_type}-{sges}-sges",
+              params={"opcode": "IBV_WR_SEND", "size": 300, "sges": Var("sges"), "seed": 15}),
+        Claim("inline-within-limit", "transfer", "with IBV_SEND_INLINE a message up to max_inline_data is sent from "
+              "the caller's buffer at post time (the lkey is not needed) and arrives intact", "DESCRIPTION",
+              over={"qp_type": (_RC, _UD), "size": (16, 64)}, variant="{qp_type}-{size}",
+              params={"opcode": "IBV_WR_SEND", "size": Var("size"), "inline": True, "seed": 16}),
+        Claim("bad-wr-first-failing", "post-refused", "when a post fails, it returns an errno value and *bad_wr points "
+              "at the first WR that could not be posted", "RETURN VALUE",
+              over={"qp_type": (_RC,), ("problem", "bad"): (("sge-over-max", 0), ("sge-over-max", 1))},
+              variant="{qp_type}-{problem}-at-{bad}", params={"queue": "send", "problem": Var("problem"),
+                                                              "bad": Var("bad"), "count": 3}),
+        Claim("inline-over-limit", "post-refused", "inline data longer than the QP's max_inline_data is refused at "
+              "post time, with *bad_wr at that WR", "DESCRIPTION",
+              over={"qp_type": (_RC,)}, variant="{qp_type}",
+              params={"queue": "send", "problem": "inline-over-max", "bad": 0, "count": 1}),
+        Claim("reset-refused", "post-refused", "a QP in RESET cannot take send WRs: the post fails at the first one",
+              "DESCRIPTION", transports=IB_TRANSPORTS, also=(_IBTA_QP_TABLE,),
+              over={"qp_type": (_RC, _UD)}, variant="{qp_type}",
+              params={"queue": "send", "problem": "state-reset", "bad": 0, "count": 2}),
+        Claim("remote-access-enforced", "access-fault", "an RDMA WRITE, READ or atomic to memory registered without "
+              "the matching remote access flag fails with a remote access error", "DESCRIPTION", also=(_IBTA_ERRORS,),
+              over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
+              variant="{qp_type}-{opcode}-without-its-access",
+              params={"fault": "remote-no-access", "statuses": ("IBV_WC_REM_ACCESS_ERR",)}),
+        Claim("atomic-access-enforced", "access-fault", "an atomic to memory registered without REMOTE_ATOMIC fails "
+              "with a remote access error", "DESCRIPTION", transports=IB_TRANSPORTS, also=(_IBTA_ERRORS,),
+              needs=(Cap("attr.atomic_cap"),), over={("qp_type", "opcode"): ((_RC, "IBV_WR_ATOMIC_FETCH_AND_ADD"),)},
+              variant="{qp_type}-{opcode}-without-its-access",
+              params={"fault": "remote-no-access", "size": 8, "statuses": ("IBV_WC_REM_ACCESS_ERR",)}),
+        Claim("rkey-enforced", "access-fault", "an RDMA operation with an rkey the target did not hand out, or beyond "
+              "the target region, fails with a remote access error", "DESCRIPTION", also=(_IBTA_ERRORS,),
+              over={"qp_type": (_RC,), ("opcode", "fault"): (("IBV_WR_RDMA_WRITE", "bad-rkey"),
+                                                             ("IBV_WR_RDMA_READ", "bad-rkey"),
+                                                             ("IBV_WR_RDMA_WRITE", "out-of-bounds"),
+                                                             ("IBV_WR_RDMA_READ", "out-of-bounds"))},
+              variant="{qp_type}-{opcode}-{fault}",
+              params={"fault": Var("fault"), "statuses": ("IBV_WC_REM_ACCESS_ERR",)}),
+        Claim("lkey-enforced", "access-fault", "a gather entry with an lkey the device did not hand out fails with a "
+              "local protection error", "DESCRIPTION", also=(_IBTA_ERRORS,),
+              over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"))},
+              variant="{qp_type}-{opcode}-bad-lkey",
+              params={"fault": "bad-lkey", "statuses": ("IBV_WC_LOC_PROT_ERR",)}),
+    ),
+    tables={"opcodes": _OPCODES},
+)
+
+ibv_post_recv = Verb(
+    name="ibv_post_recv",
+    man="ibv_post_recv(3)",
+    prototype="int ibv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);",
+    returns=RETURNS_ERRNO,
+    summary="post a linked list of receive work requests; *bad_wr names the first not posted",
+    params=(
+        Param("qp", "struct ibv_qp *"),
+        Param("wr", "struct ibv_recv_wr *", doc="a list linked through next; sg_list scatters what arrives"),
+        Param("bad_wr", "struct ibv_recv_wr **", "out"),
+    ),
+    errors=(
+        Error("errno", "a WR the QP cannot take (the page names no specific errno)",
+              covered_by=("bad-wr-first-failing",)),
+    ),
+    claims=(
+        Claim("bad-wr-first-failing", "post-refused", "when a post fails, it returns an errno value and *bad_wr points "
+              "at the first receive WR that could not be posted", "RETURN VALUE",
+              over={"qp_type": (_RC,), "bad": (0, 1)}, variant="{qp_type}-sge-over-max-at-{bad}",
+              params={"queue": "recv", "problem": "sge-over-max", "bad": Var("bad"), "count": 3}),
+        Claim("err-flushes-outstanding", "flush", "moving the QP to Error completes every receive it still holds with "
+              "IBV_WC_WR_FLUSH_ERR, in the order they were posted", "DESCRIPTION",
+              over={"qp_type": (_RC, _UD)}, variant="{qp_type}", params={"count": 3}),
+        Claim("too-small-fails", "access-fault", "a message longer than the receive buffer completes the receive with "
+              "a local length error", "DESCRIPTION", also=(_IBTA_ERRORS,),
+              over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)}, variant="{qp_type}",
+              params={"fault": "recv-too-small", "side": "recv", "statuses": ("IBV_WC_LOC_LEN_ERR",)}),
+    ),
+)
+
+ibv_poll_cq = Verb(
+    name="ibv_poll_cq",
+    man="ibv_poll_cq(3)",
+    prototype="int ibv_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);",
+    returns=RETURNS_COUNT,
+    summary="take up to num_entries completions from a CQ; their number, or a negative value on failure",
+    params=(
+        Param("cq", "struct ibv_cq *"),
+        Param("num_entries", "int", default=1),
+        Param("wc", "struct ibv_wc *", "out", count="num_entries"),
+    ),
+    claims=(
+        Claim("empty-returns-zero", "succeeds", "polling a CQ with nothing in it returns 0", "RETURN VALUE",
+              variant="fresh-cq", call={"cq": Need("cq")}, expect=(Expect("ret", "==", 0),)),
+        Claim("zero-entries", "succeeds", "num_entries 0 returns 0", "DESCRIPTION", variant="num_entries-0",
+              call={"cq": Need("cq"), "num_entries": 0}, expect=(Expect("ret", "==", 0),)),
+    ),
+)
+
+ibv_req_notify_cq = Verb(
+    name="ibv_req_notify_cq",
+    man="ibv_req_notify_cq(3)",
+    prototype="int ibv_req_notify_cq(struct ibv_cq *cq, int solicited_only);",
+    returns=RETURNS_ERRNO,
+    summary="arm a CQ: its next completion (or next solicited one) raises an event on its channel",
+    params=(Param("cq", "struct ibv_cq *"), Param("solicited_only", "int", default=0)),
+    claims=(
+        Claim("next-completion-event", "notify", "armed for any completion, the CQ raises one event on its channel "
+              "when the next completion arrives", "DESCRIPTION", over={"qp_type": (_RC,)}, variant="{qp_type}",
+              params={"solicited_only": 0}),
+        Claim("solicited-event", "notify", "armed for solicited completions only, a message sent with "
+              "IBV_SEND_SOLICITED raises an event", "DESCRIPTION", over={"qp_type": (_RC,)}, variant="{qp_type}",
+              params={"solicited_only": 1, "solicited": True}),
+        Claim("unsolicited-no-event", "notify", "armed for solicited completions only, a message sent without the "
+              "solicited flag raises no event", "DESCRIPTION", over={"qp_type": (_RC,)}, variant="{qp_type}",
+              params={"solicited_only": 1, "solicited": False, "expect_event": False}),
+        Claim("error-event", "notify", "armed for solicited completions only, an unsuccessful completion raises an event",
+              "DESCRIPTION", over={"qp_type": (_RC,)}, variant="{qp_type}",
+              params={"solicited_only": 1, "solicited": False, "fault": "recv-too-small"}),
+    ),
+)
+
+ibv_get_cq_event = Verb(
+    name="ibv_get_cq_event",
+    man="ibv_get_cq_event(3)",
+    prototype="int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);",
+    returns=RETURNS_COUNT,
+    summary="take the next completion event of a channel (blocks unless the channel's fd is ready)",
+    params=(
+        Param("channel", "struct ibv_comp_channel *"),
+        Param("cq", "struct ibv_cq **", "out"),
+        Param("cq_context", "void **", "out"),
+    ),
+)
+
+ibv_ack_cq_events = Verb(
+    name="ibv_ack_cq_events",
+    man="ibv_get_cq_event(3)",
+    prototype="void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);",
+    returns=RETURNS_VOID,
+    summary="acknowledge events taken with ibv_get_cq_event (a CQ with unacknowledged events cannot be destroyed)",
+    params=(Param("cq", "struct ibv_cq *"), Param("nevents", "unsigned int", default=1)),
+)
+
+ibv_create_comp_channel = Verb(
+    name="ibv_create_comp_channel",
+    man="ibv_create_comp_channel(3)",
+    prototype="struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context);",
+    returns=RETURNS_POINTER,
+    summary="create a completion event channel; NULL on failure",
+    params=(CONTEXT,),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("comp_channel"),),
+                      destroyed_by="ibv_destroy_comp_channel", makes=True),
+)
+
+ibv_destroy_comp_channel = Verb(
+    name="ibv_destroy_comp_channel",
+    man="ibv_create_comp_channel(3)",
+    prototype="int ibv_destroy_comp_channel(struct ibv_comp_channel *channel);",
+    returns=RETURNS_ERRNO,
+    summary="destroy a completion event channel; fails while a CQ uses it",
+    params=(Param("channel", "struct ibv_comp_channel *"),),
+    contract=Contract(destroys=(Resource("comp_channel", role="channel"),)),
+)
+
+ibv_create_ah = Verb(
+    name="ibv_create_ah",
+    man="ibv_create_ah(3)",
+    prototype="struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);",
+    returns=RETURNS_POINTER,
+    summary="create an address handle for UD sends; NULL on failure",
+    params=(
+        Param("pd", "struct ibv_pd *", default=Need("pd")),
+        Param("attr", "struct ibv_ah_attr *", default=_LOOPBACK_AV),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"),), produces=(Resource("ah"),), destroyed_by="ibv_destroy_ah",
+                      makes=True),
+)
+
+ibv_destroy_ah = Verb(
+    name="ibv_destroy_ah",
+    man="ibv_create_ah(3)",
+    prototype="int ibv_destroy_ah(struct ibv_ah *ah);",
+    returns=RETURNS_ERRNO,
+    summary="destroy an address handle; 0 or an errno",
+    params=(Param("ah", "struct ibv_ah *"),),
+    contract=Contract(destroys=(Resource("ah", role="ah"),)),
+)
+
+# librdmacm: how an iWARP RC pair is connected (the verbs cannot do it alone). Family "rdmacm":
+# no claims of its own here; the data-path checks call these through the same call layer.
+_RDMACM = "rdma_cm(7)"
+rdma_create_event_channel = Verb(
+    name="rdma_create_event_channel", man=_RDMACM, family="rdmacm", returns=RETURNS_POINTER,
+    prototype="struct rdma_event_channel *rdma_create_event_channel(void);",
+    summary="open a channel for connection events",
+    contract=Contract(produces=(Resource("event_channel"),), destroyed_by="rdma_destroy_event_channel"),
+)
+rdma_destroy_event_channel = Verb(
+    name="rdma_destroy_event_channel", man=_RDMACM, family="rdmacm", returns=RETURNS_VOID,
+    prototype="void rdma_destroy_event_channel(struct rdma_event_channel *channel);",
+    summary="close a connection event channel", params=(Param("channel", "struct rdma_event_channel *"),),
+    contract=Contract(destroys=(Resource("event_channel", role="channel"),)),
+)
+rdma_create_id = Verb(
+    name="rdma_create_id", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context, "
+    "enum rdma_port_space ps);",
+    summary="make a connection identifier (0, or -1 with errno)",
+    params=(Param("channel", "struct rdma_event_channel *"), Param("id", "struct rdma_cm_id **", "out"),
+            Param("context", "void *"), Param("ps", "enum rdma_port_space", default="RDMA_PS_TCP")),
+)
+rdma_destroy_id = Verb(
+    name="rdma_destroy_id", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_destroy_id(struct rdma_cm_id *id);", summary="release a connection identifier",
+    params=(Param("id", "struct rdma_cm_id *"),), contract=Contract(destroys=(Resource("cm_id", role="id"),)),
+)
+rdma_bind_addr = Verb(
+    name="rdma_bind_addr", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr);", summary="bind to an address",
+    params=(Param("id", "struct rdma_cm_id *"), Param("addr", "struct sockaddr *")),
+)
+rdma_listen = Verb(
+    name="rdma_listen", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_listen(struct rdma_cm_id *id, int backlog);", summary="listen for connection requests",
+    params=(Param("id", "struct rdma_cm_id *"), Param("backlog", "int", default=1)),
+)
+rdma_resolve_addr = Verb(
+    name="rdma_resolve_addr", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr, "
+    "int timeout_ms);",
+    summary="resolve a destination address to an RDMA device (an event follows)",
+    params=(Param("id", "struct rdma_cm_id *"), Param("src_addr", "struct sockaddr *"),
+            Param("dst_addr", "struct sockaddr *"), Param("timeout_ms", "int", default=5000)),
+)
+rdma_resolve_route = Verb(
+    name="rdma_resolve_route", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);",
+    summary="resolve the route to the destination (an event follows)",
+    params=(Param("id", "struct rdma_cm_id *"), Param("timeout_ms", "int", default=5000)),
+)
+rdma_connect = Verb(
+    name="rdma_connect", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param);",
+    summary="connect; the QP named by conn_param->qp_num is the local end",
+    params=(Param("id", "struct rdma_cm_id *"), Param("conn_param", "struct rdma_conn_param *")),
+)
+rdma_accept = Verb(
+    name="rdma_accept", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param);",
+    summary="accept a connection request on the QP named by conn_param->qp_num",
+    params=(Param("id", "struct rdma_cm_id *"), Param("conn_param", "struct rdma_conn_param *")),
+)
+rdma_disconnect = Verb(
+    name="rdma_disconnect", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_disconnect(struct rdma_cm_id *id);", summary="disconnect (the QPs move to Error)",
+    params=(Param("id", "struct rdma_cm_id *"),),
+)
+rdma_get_cm_event = Verb(
+    name="rdma_get_cm_event", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event);",
+    summary="take the next connection event (blocks unless the channel's fd is ready)",
+    params=(Param("channel", "struct rdma_event_channel *"), Param("event", "struct rdma_cm_event **", "out")),
+)
+rdma_ack_cm_event = Verb(
+    name="rdma_ack_cm_event", man=_RDMACM, family="rdmacm", returns=RETURNS_ERRNO,
+    prototype="int rdma_ack_cm_event(struct rdma_cm_event *event);", summary="release a connection event",
+    params=(Param("event", "struct rdma_cm_event *"),),
+)
 # --- end section: data path --------------------------------------------------------------------------------
 
 # Every Verb defined above, in the order of this file.

@@ -18,11 +18,12 @@ from typing import Any
 
 from pytest_rdma.calls.convention import judge
 from pytest_rdma.calls.marshal import marshal, parse_ctype, read_object, read_struct
+from pytest_rdma.calls.payload import payload
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import Scope, resolve
 from pytest_rdma.cases import substitute
 from pytest_rdma.catalogue.model import RETURNS_POINTER, Verb
-from pytest_rdma.ibv import lib, mirrors
+from pytest_rdma.ibv import lib, mirrors, rdmacm
 
 _OWNERS: dict[tuple[int, str], str] = {}
 
@@ -49,7 +50,7 @@ def op_owner(route: str, args: Mapping[str, Any]) -> str:
 
 
 def decided_above(call: Call) -> str:
-    """"libibverbs" when a provider op's code is libibverbs' own (its default for a missing op), else ""."""
+    """ "libibverbs" when a provider op's code is libibverbs' own (its default for a missing op), else ""."""
     return "libibverbs" if call.owner.startswith("libibverbs") else ""
 
 
@@ -150,7 +151,7 @@ class Calls:
         resolved = {name: resolve(value, self.scope) for name, value in values.items()}
         counts = {p.name: _count(resolved.get(p.count)) for p in verb.params if p.count}
         marshalled = marshal([(p.name, p.ctype, p.direction, counts.get(p.name)) for p in verb.params], resolved)
-        raw = lib.call(verb.name, *marshalled.cargs)
+        raw = (rdmacm.call if verb.family == "rdmacm" else lib.call)(verb.name, *marshalled.cargs)
         judged = judge(verb.returns, raw.value, raw.errno)
         outs = {name: _read_out(verb, name, obj, marshalled) for name, obj in marshalled.outs.items()}
         result = self._result(verb, raw.value, judged.ok)
@@ -193,11 +194,22 @@ class Calls:
     def adopt(self, handle: Handle, destroyed_by: str) -> None:
         self.owned.append((handle, destroyed_by))
 
-    def buffer(self, size: int) -> Handle:
-        """Zeroed, page-aligned memory (an anonymous mapping), freed with the check."""
+    def buffer(self, size: int, seed: int | None = None) -> Handle:
+        """Page-aligned memory (an anonymous mapping), zeroed or filled from `seed`, freed with the check."""
         memory = mmap.mmap(-1, max(size, 1))
+        if seed is not None:
+            memory[:size] = payload(seed, size)
         address = ctypes.addressof(ctypes.c_char.from_buffer(memory))
-        return Handle(self.name("buf"), "buffer", "void *", address, size=size, keep=memory)
+        return Handle(self.name("buf"), "buffer", "void *", address, size=size, keep=memory, seed=seed)
+
+    def out_handle(self, call: Call, param: str, kind: str, ctype: str, destroyed_by: str = "") -> Handle:
+        """An object a call returned through an out parameter (rdma_create_id's id), named as the C variable."""
+        name = f"a{call.index}_{param}"
+        handle = Handle(name, kind, ctype, int(call.outs[param] or 0))
+        call.named_outs[param] = name
+        if destroyed_by:
+            self.adopt(handle, destroyed_by)
+        return handle
 
     def close(self, on_error: Callable[[Call], None] | None = None) -> None:
         """Destroy what the check still owns, newest first; each destroy is recorded (teardown)."""

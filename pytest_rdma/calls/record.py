@@ -28,6 +28,7 @@ class Handle:
     size: int = 0  # for a buffer
     keep: Any = None  # the Python object that keeps the memory alive (a buffer, a struct)
     alive: bool = True  # False once a destroy verb freed it
+    seed: int | None = None  # for a buffer filled with a payload (payload.py)
 
     def __str__(self) -> str:
         return self.name
@@ -57,11 +58,14 @@ class Field:
     value: int
     handle: str
     path: str
+    offset: int = 0  # an address inside the object's buffer: mr0->addr + 16
 
     def __int__(self) -> int:
         return self.value
 
     def __str__(self) -> str:
+        if self.offset:
+            return f"(uintptr_t){self.handle}->{self.path} + {self.offset}"
         return f"{self.handle}->{self.path}"
 
 
@@ -105,6 +109,8 @@ class Call:
     outs: Mapping[str, Any] = field(default_factory=dict)  # out/inout params read back after the call
     phase: str = "call"  # "setup", "call", "step", "readback" or "teardown"
     owner: str = ""  # for a provider op: the shared object whose code answered (librxe-rdmav34.so, ...)
+    repeat: int = 0  # a poll that found nothing, made this many times more before this one (collapsed)
+    named_outs: dict[str, str] = field(default_factory=dict)  # out param -> the name an object it returned got
 
     @property
     def failed(self) -> bool:

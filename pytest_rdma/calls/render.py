@@ -17,11 +17,13 @@ from typing import Any
 
 from pytest_rdma.calls.invoke import return_ctype
 from pytest_rdma.calls.marshal import TRAILING, parse_ctype
+from pytest_rdma.calls.payload import C_FILL
 from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import is_flag_expr
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Verb
 
 SESSION_HANDLES = ("ctx", "device")
+POLL_TRIES = 10000  # with 1 ms between tries: the 10 s a check waits for a completion
 
 
 def step_line(call: Call) -> str:
@@ -128,7 +130,11 @@ class CProgram:
             if isinstance(value, ArrayArg):
                 passed.append(self.array(var, value))
             elif isinstance(value, StructArg):
-                passed.append(self.struct(var, value))
+                expression = self.struct(var, value)
+                declared = parse_ctype(verb.param(name).ctype)
+                if declared.aggregate and value.ctype != declared.c_name:  # a sockaddr_in as a struct sockaddr *
+                    expression = f"({declared.c_name} *){expression}"
+                passed.append(expression)
             elif isinstance(value, OutArg) and "[" in value.ctype:
                 element, count = value.ctype.rstrip("]").split("[")
                 self.emit(f"{element} {var}[{count}];")
@@ -142,6 +148,8 @@ class CProgram:
             elif isinstance(value, Handle) and value.kind == "buffer" and value.name not in self.declared:
                 self.emit(f"void *{value.name} = aligned_alloc(4096, ({value.size} + 4095) / 4096 * 4096);")
                 self.emit(f"memset({value.name}, 0, ({value.size} + 4095) / 4096 * 4096);")
+                if value.seed is not None:
+                    self.emit(C_FILL.format(seed=value.seed, size=value.size, buf=value.name))
                 self.declared.add(value.name)
                 passed.append(value.name)
             else:
@@ -151,6 +159,14 @@ class CProgram:
         result = self.result_name(call)
         if verb.returns == RETURNS_VOID:
             self.emit(f"{invocation};")
+        elif call.verb == "ibv_poll_cq":
+            # The check polled until a completion came (or its deadline passed): so does the program.
+            self.emit(f"int {result} = 0;")
+            self.emit(
+                f"for (int t = 0; t < {POLL_TRIES} && {result} == 0; t++) {{ if (t) usleep(1000); "
+                f"{result} = {invocation}; }}"
+            )
+            self.declared.add(result)
         else:
             ctype = return_ctype(verb)
             declared = result in self.declared
@@ -249,14 +265,21 @@ def c_program(
     else:
         program.emit('puts("DONE: compare the results printed above with the observation"); return 3;')
     comment = "\n".join(f" * {line}" for line in header)
-    return PROLOGUE.format(comment=comment, device=json.dumps(device)) + "\n".join(program.lines) + "\n}\n"
+    uses_cm = any(verbs[call.verb].family == "rdmacm" for call in calls)
+    text = PROLOGUE.format(
+        comment=comment,
+        device=json.dumps(device),
+        link="-libverbs -lrdmacm" if uses_cm else "-libverbs",
+        include="#include <rdma/rdma_cma.h>\n" if uses_cm else "",
+    )
+    return text + "\n".join(program.lines) + "\n}\n"
 
 
 PROLOGUE = """/*
 {comment}
  *
  * Reproducer written by pytest-rdma. Build and run on the machine with the device:
- *   gcc -o repro repro.c -libverbs && ./repro
+ *   gcc -o repro repro.c {link} && ./repro
  * Exit status: 0 the deviation reproduced, 1 it did not, 2 the setup failed, 3 no automatic verdict.
  */
 #include <errno.h>
@@ -264,10 +287,12 @@ PROLOGUE = """/*
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
-
+{include}
 int main(void)
 {{
+	alarm(120); /* a provider that never answers ends the program instead of hanging it */
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_device *device = NULL;
 	for (int i = 0; list && list[i]; i++)
@@ -285,7 +310,7 @@ def encode(value: Any) -> Any:
     """A recorded value as JSON the replay understands."""
     if isinstance(value, Handle):
         if value.kind == "buffer":
-            return {"$buffer": value.size, "$name": value.name}
+            return {"$buffer": value.size, "$seed": value.seed, "$name": value.name}
         return {"$handle": value.name}
     if isinstance(value, Field):
         return {"$field": [value.handle, value.path]}
@@ -325,6 +350,7 @@ def python_script(
             "verb": call.verb,
             "args": {name: encode(value) for name, value in call.args},
             "as": call.result.name if isinstance(call.result, Handle) else None,
+            "outs_as": dict(call.named_outs),
             "step": names.get(call.index),
             "phase": call.phase,
         }

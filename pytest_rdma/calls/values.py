@@ -15,11 +15,7 @@ from typing import Any, Protocol
 
 from pytest_rdma.calls.record import Call, Field, Handle, Sym
 from pytest_rdma.catalogue.model import Arg, Buffer, Dev, Flags, Need, Ref, Var
-from pytest_rdma.ibv import rdmacm_abi
-from pytest_rdma.ibv.enums import VALUES as IBV_VALUES
-
-# The names a catalogue value may use: verbs.h's enums and defines, and rdma_cma.h's.
-VALUES = {**IBV_VALUES, **rdmacm_abi.VALUES}
+from pytest_rdma.ibv.constants import VALUES
 
 # A flag expression as the catalogue writes it: IBV_* names (or numbers) joined by "|".
 _NAME = r"(?:IBV|RDMA)_[A-Z0-9_]+"
@@ -33,7 +29,7 @@ class Scope(Protocol):
 
     def resource(self, need: Need) -> Handle: ...
 
-    def buffer(self, size: int) -> Handle: ...
+    def buffer(self, size: int, seed: int | None = None) -> Handle: ...
 
     def step(self, name: str) -> Call: ...
 
@@ -103,7 +99,7 @@ def resolve(value: Any, scope: Scope) -> Any:
     if isinstance(value, Flags):
         return flags(value)
     if isinstance(value, Buffer):
-        return scope.buffer(int(resolve(value.size, scope)))
+        return scope.buffer(int(resolve(value.size, scope)), value.seed)
     if isinstance(value, str):
         return flag_expr(value) if is_flag_expr(value) else value
     if isinstance(value, Mapping):

@@ -126,9 +126,13 @@ class Flags:
 
 @dataclass(frozen=True)
 class Buffer:
-    """Memory the check allocates (zeroed, page aligned) and frees: `addr` of ibv_reg_mr."""
+    """Memory the check allocates (page aligned) and frees: `addr` of ibv_reg_mr.
+
+    Zeroed, or with `seed` filled with a payload a C program regenerates from the same seed.
+    """
 
     size: Union[int, Dev, Var]
+    seed: int | None = None
 
 
 Value = object  # int | str (a literal, or IBV_* names joined by "|") | None | Need | Dev | Var | Arg | Ref | ...

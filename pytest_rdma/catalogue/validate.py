@@ -28,10 +28,11 @@ from pytest_rdma.catalogue.model import (
     Var,
     Verb,
 )
-from pytest_rdma.ibv.enums import ENUMS, VALUES
+from pytest_rdma.ibv.constants import VALUES
+from pytest_rdma.ibv.enums import ENUMS
 
 UNTESTABLE = "untestable"
-FAMILIES = ("ibv", "det")
+FAMILIES = ("ibv", "det", "rdmacm")
 DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport")
 
 QP_STATES = frozenset({"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"})
@@ -40,6 +41,7 @@ RESOURCE_STATES: Mapping[str, frozenset[str]] = {
     **{kind: frozenset() for kind in (
         "device_list", "device", "context", "gid", "pd", "cq", "cq_ex", "comp_channel", "srq", "mr", "mw", "ah",
         "flow", "flow_action", "xrcd", "rwq_ind_table", "td", "parent_domain", "dm", "counters", "async_event",
+        "event_channel", "cm_id",
     )},
     "port": frozenset({"DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}),
     "qp": QP_STATES,
@@ -51,7 +53,7 @@ ANY_STATE = "any"
 REQUESTED_STATE = "requested"
 ANY_ERRNO = "errno"  # an Error entry for a page that names no specific errno
 
-IBV_NAME = re.compile(r"\bIBV_[A-Z0-9_]+\b(?!\{)")  # not a name still to be filled: IBV_QPS_{state}
+IBV_NAME = re.compile(r"\b(?:IBV|RDMA)_[A-Z0-9_]+\b(?!\{)")  # not a name still to be filled: IBV_QPS_{state}
 PAGE_REF = re.compile(r"\b[a-z_0-9]+\(\d\)")
 ERRNO_NAMES = frozenset(errno_module.errorcode.values())
 
@@ -187,7 +189,7 @@ def problems_of(verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb])
         out.append(f"{verb.name}: man: empty (name the page, e.g. '{verb.name}(3)')")
     if verb.family not in FAMILIES:
         out.append(f"{verb.name}: family: unknown API family {verb.family!r} (known: {', '.join(FAMILIES)})")
-    if verb.family != "ibv" and not verb.counterpart:
+    if verb.family not in ("ibv", "rdmacm") and not verb.counterpart:
         out.append(f"{verb.name}: counterpart: a {verb.family!r} verb must name its ibv counterpart")
     if verb.counterpart and names.get(verb.counterpart, verb).family != "ibv":
         out.append(f"{verb.name}: counterpart: {verb.counterpart!r} is not an ibv verb of the catalogue")

@@ -81,8 +81,8 @@ class Check:
     def fact(self, path: str) -> Any:
         return self.dut.fact(path)
 
-    def buffer(self, size: int) -> Handle:
-        return self.calls.buffer(size)
+    def buffer(self, size: int, seed: int | None = None) -> Handle:
+        return self.calls.buffer(size, seed)
 
     def struct(self, handle: Handle) -> Any:
         return read_object(handle)
@@ -154,8 +154,9 @@ class Check:
         *,
         phase: str,
         target: str,
+        fields: Mapping[str, Any] | None = None,
     ) -> Call:
-        call = self.modify(handle, mover, before, after, flags, phase=phase)
+        call = self.modify(handle, mover, before, after, flags, phase=phase, fields=fields)
         if not call.ok:
             raise NotExercised(
                 f"could not reach {target}: {mover} {before}>{after} with its required attributes failed "

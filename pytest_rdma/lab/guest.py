@@ -111,9 +111,15 @@ def resource_report(devices: list[str], before: Counts, after: Counts) -> tuple[
     return {"before": before, "after": after, "leaked": leaked}, lines
 
 
+# Each device's dummy netdev gets an address of RFC 2544's range for testing network devices (never
+# routed), as a /32: rdma_cm connects IP addresses, and iWARP (siw) connects only through it.
+LAB_NETWORK = "198.18.0.{}"
+
+
 def create_devices(devices: list[str], siw_ko: str | None) -> str:
-    """Create each rxeN/siwN on a dummy netdev; return "" or what went wrong."""
+    """Create each rxeN/siwN on a dummy netdev with an IPv4 address; return "" or what went wrong."""
     kinds = {name: ("siw" if name.startswith("siw") else "rxe") for name in devices}
+    _run("modprobe", "rdma_ucm")  # rdma_cm for user space: the data path connects iWARP QPs with it
     if any(kind == "rxe" for kind in kinds.values()) or siw_ko:
         _run("modprobe", "rdma_rxe")  # also brings ib_core, which siw.ko needs
     if "siw" in kinds.values():
@@ -124,6 +130,7 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
     for index, (name, kind) in enumerate(kinds.items()):
         netdev = f"rdmalab{index}"
         for argv in (("ip", "link", "add", netdev, "type", "dummy"), ("ip", "link", "set", netdev, "up"),
+                     ("ip", "addr", "add", f"{LAB_NETWORK.format(index + 1)}/32", "dev", netdev),
                      ("rdma", "link", "add", name, "type", kind, "netdev", netdev)):
             step = _run(*argv)
             if step.returncode:

@@ -180,8 +180,8 @@ class DeviceUnderTest:
             return self.device
         raise LookupError(f"the session has no {need.kind}: a check's resources make it")
 
-    def buffer(self, size: int) -> Handle:
-        return self.calls.buffer(size)
+    def buffer(self, size: int, seed: int | None = None) -> Handle:
+        return self.calls.buffer(size, seed)
 
     def step(self, name: str) -> Call:
         raise LookupError(f"no step {name!r} at session level")

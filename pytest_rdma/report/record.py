@@ -30,6 +30,7 @@ from pytest_rdma.outcomes import (
     TIMEOUT,
     UNSUPPORTED,
     WAIVED,
+    CheckTimeout,
     Deviation,
 )
 from pytest_rdma.running import Run
@@ -164,7 +165,9 @@ def classify(report: pytest.TestReport, exc: BaseException | None, run: Run | No
     if CRASH_MARK in text:
         phase["outcome"] = CRASH
         phase["reason"] = _last_line(text)
-    elif exc is not None and type(exc).__name__ == "Failed" and str(exc).startswith(TIMEOUT_MARK):
+    elif isinstance(exc, CheckTimeout) or (
+        exc is not None and type(exc).__name__ == "Failed" and str(exc).startswith(TIMEOUT_MARK)
+    ):
         phase["outcome"] = TIMEOUT
         phase["reason"] = _first_line(exc)
     elif exc is None and text.startswith("[XPASS(strict)]"):

@@ -1,0 +1,325 @@
+"""Traffic between two connected QPs of the device under test: the data path's one engine.
+
+A `Pair` is two QPs of one device, each with its own CQ, connected the way the transport
+connects them: on InfiniBand and RoCE by loopback (each walked to RTS with the other's QP
+number, as ibv_modify_qp's table requires), on iWARP through rdma_cm (the QPs are ours, on
+the device's own context; rdma_connect and rdma_accept name them by conn_param.qp_num). Every
+call goes through the check's call layer, so the pair's setup is in the reproducer too.
+
+Buffers are registered memory regions; a source buffer holds a seeded payload (the seed is in
+the case). Completions are polled until they come or a deadline passes: no check hangs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import select
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.record import Call, Field, Handle
+from pytest_rdma.catalogue.model import Buffer, Need
+from pytest_rdma.kinds.check import Check
+from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
+
+TIMEOUT = 10.0  # seconds a completion or a connection event may take
+MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+UD_GRH = 40  # a UD receive buffer starts with room for the GRH (ibv_post_recv(3) NOTES)
+CM_PORT = 18515
+LAB_ADDRESS = "198.18.0.1"  # RFC 2544's range for testing network devices: never routed
+
+
+@dataclass
+class Pair:
+    """Two connected QPs: the sender (requester) and the receiver (responder), and their CQs."""
+
+    qp_type: str
+    sender: Handle
+    receiver: Handle
+    send_cq: Handle
+    recv_cq: Handle
+    ah: Handle | None = None  # UD: the address handle of the receiver's port
+    qkey: int = 0x1234
+    channel: Handle | None = None  # the completion channel of the receiver's CQ, when asked for
+
+
+def field(handle: Handle, path: str, check: Check, offset: int = 0) -> Field:
+    """A field of an object the check holds, kept by name for the reproducer (qp0->qp_num)."""
+    return Field(int(read_object(handle)[path]) + offset, handle.name, path, offset)
+
+
+class Traffic:
+    """Pairs, buffers, posts and completions for one check."""
+
+    def __init__(self, check: Check) -> None:
+        self.check = check
+        self.calls = check.calls
+
+    # -- pairs -------------------------------------------------------------------------------
+    def pair(
+        self,
+        qp_type: str,
+        *,
+        cap: Mapping[str, int] | None = None,
+        sq_sig_all: int = 0,
+        overrides: Mapping[str, Any] | None = None,
+        recv_channel: bool = False,
+    ) -> Pair:
+        """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry)."""
+        check = self.check
+        if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
+            raise Unsupported(f"transport = iwarp: iWARP connects only reliable connections, not {qp_type}")
+        cqs = {}
+        channel = check.resource(Need("comp_channel")) if recv_channel else None
+        for role in ("send", "recv"):
+            spec: dict[str, Any] = {"channel": channel} if role == "recv" and channel is not None else {}
+            cqs[role] = check.resource(Need("cq", spec=spec, label=f"pair-{role}"))
+        qps = {}
+        for role in ("send", "recv"):
+            spec = {
+                "qp_type": qp_type,
+                "qp_init_attr.send_cq": cqs[role],
+                "qp_init_attr.recv_cq": cqs[role],
+                "qp_init_attr.sq_sig_all": sq_sig_all,
+            }
+            if cap:
+                spec.update({f"qp_init_attr.cap.{k}": v for k, v in cap.items()})
+            qps[role] = check.resource(Need("qp", spec=spec, label=f"pair-{role}"))
+        pair = Pair(qp_type, qps["send"], qps["recv"], cqs["send"], cqs["recv"], channel=channel)
+        if check.dut.transport == "iwarp":
+            for qp in (pair.sender, pair.receiver):
+                self._walk(qp, qp_type, None, "INIT", overrides)
+            self.connect_cm(pair)
+        else:
+            self._walk(pair.sender, qp_type, pair.receiver, "RTS", overrides)
+            self._walk(pair.receiver, qp_type, pair.sender, "RTS", overrides)
+        if qp_type == "IBV_QPT_UD":
+            pair.ah = check.resource(Need("ah", label="pair"))
+        return pair
+
+    def _walk(
+        self, qp: Handle, qp_type: str, peer: Handle | None, target: str, overrides: Mapping[str, Any] | None
+    ) -> None:
+        check = self.check
+        mover = check.catalogue.mover("qp")
+        walk = mover.tables["walk"]
+        required = walk["required"][qp_type.removeprefix("IBV_QPT_")]
+        path = walk["path"]
+        for before, after in zip(path, path[1:]):
+            if path.index(before) >= path.index(target):
+                break
+            flags = required[f"{before}>{after}"]
+            fields: dict[str, Any] = {}
+            if peer is not None and "IBV_QP_DEST_QPN" in flags:
+                fields["dest_qp_num"] = field(peer, "qp_num", check)
+            if "IBV_QP_RQ_PSN" in flags:
+                # A responder expects the PSN its requester starts from: both ends use the table's sq_psn.
+                fields["rq_psn"] = check.attr_values(mover.name, ("IBV_QP_SQ_PSN",), before, after)["sq_psn"]
+            for name, value in (overrides or {}).items():
+                if any(name in check.attr_values(mover.name, (flag,), before, after) for flag in flags):
+                    fields[name] = value
+            check.move(
+                qp,
+                mover.name,
+                before,
+                after,
+                flags,
+                phase="setup",
+                target=f"{target} (a connected pair)",
+                fields=fields,
+            )
+
+    # -- iWARP: rdma_cm ----------------------------------------------------------------------
+    def address(self) -> str:
+        """An IPv4 address of the device's network interface: rdma_cm connects IP addresses."""
+        memo = self.check.dut.memo
+        if "ipv4" not in memo:
+            memo["ipv4"] = _ipv4_of(self.check.dut.name, self.check.dut.port_num)
+        if not memo["ipv4"]:
+            raise NotExercised(
+                f"{self.check.dut.name}'s network interface has no IPv4 address, which rdma_cm needs "
+                "to connect iWARP QPs (give it one, e.g. ip addr add ADDRESS dev NETDEV)"
+            )
+        return str(memo["ipv4"])
+
+    def connect_cm(self, pair: Pair) -> None:
+        """Connect the pair's QPs through rdma_cm: a listener, a client, and the QPs named by their numbers."""
+        calls = self.calls
+        address = self.address()
+        channel_call = calls.invoke("rdma_create_event_channel", phase="setup")
+        if not channel_call.ok:
+            raise NotExercised(
+                f"rdma_create_event_channel failed (errno {channel_call.errno_name}): is rdma_ucm loaded?"
+            )
+        channel = channel_call.result
+        sockaddr = {
+            "$struct": "sockaddr_in",
+            "sin_family": socket.AF_INET,
+            "sin_port": socket.htons(CM_PORT),
+            "sin_addr.s_addr": int.from_bytes(socket.inet_aton(address), "little"),
+        }
+        listen = self._cm_id(channel)
+        self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": sockaddr}, phase="setup"))
+        self._cm_ok(calls.invoke("rdma_listen", {"id": listen}, phase="setup"))
+        client = self._cm_id(channel)
+        self._cm_ok(calls.invoke("rdma_resolve_addr", {"id": client, "dst_addr": sockaddr}, phase="setup"))
+        self._event(channel, "RDMA_CM_EVENT_ADDR_RESOLVED")
+        self._cm_ok(calls.invoke("rdma_resolve_route", {"id": client}, phase="setup"))
+        self._event(channel, "RDMA_CM_EVENT_ROUTE_RESOLVED")
+        param = {"responder_resources": 1, "initiator_depth": 1, "retry_count": 7, "rnr_retry_count": 7}
+        self._cm_ok(
+            calls.invoke(
+                "rdma_connect",
+                {"id": client, "conn_param": {**param, "qp_num": field(pair.sender, "qp_num", self.check)}},
+                phase="setup",
+            )
+        )
+        request, server = self._event(channel, "RDMA_CM_EVENT_CONNECT_REQUEST", keep=True)
+        self.calls.adopt(server, "rdma_destroy_id")
+        self._cm_ok(
+            calls.invoke(
+                "rdma_accept",
+                {"id": server, "conn_param": {**param, "qp_num": field(pair.receiver, "qp_num", self.check)}},
+                phase="setup",
+            )
+        )
+        self._cm_ok(calls.invoke("rdma_ack_cm_event", {"event": request}, phase="setup"))
+        self._event(channel, "RDMA_CM_EVENT_ESTABLISHED")
+        self._event(channel, "RDMA_CM_EVENT_ESTABLISHED")
+
+    def _cm_id(self, channel: Handle) -> Handle:
+        call = self.calls.invoke("rdma_create_id", {"channel": channel}, phase="setup")
+        self._cm_ok(call)
+        return self.calls.out_handle(call, "id", "cm_id", "struct rdma_cm_id *", "rdma_destroy_id")
+
+    def _cm_ok(self, call: Call) -> None:
+        if not call.ok:
+            raise NotExercised(
+                f"could not connect the pair through rdma_cm: {call.verb} failed (errno {call.errno_name})"
+            )
+
+    def _event(self, channel: Handle, expected: str, keep: bool = False) -> tuple[Handle, Handle]:
+        """Wait (bounded) for the channel's next event, which must be `expected`; acked unless `keep`."""
+        fd = int(read_object(channel)["fd"])
+        if not select.select([fd], [], [], TIMEOUT)[0]:
+            raise NotExercised(f"no rdma_cm event within {TIMEOUT:.0f} s while connecting the pair ({expected})")
+        call = self.calls.invoke("rdma_get_cm_event", {"channel": channel}, phase="setup")
+        self._cm_ok(call)
+        event = self.calls.out_handle(call, "event", "cm_event", "struct rdma_cm_event *")
+        facts = read_object(event)
+        from pytest_rdma.ibv.rdmacm_abi import VALUES
+
+        names = {value: name for name, value in VALUES.items() if name.startswith("RDMA_CM_EVENT_")}
+        got = names.get(int(facts["event"]), str(facts["event"]))
+        server = Handle(f"{event.name}->id", "cm_id", "struct rdma_cm_id *", int(facts["id"] or 0))
+        if not keep:
+            self.calls.invoke("rdma_ack_cm_event", {"event": event}, phase="setup")
+        if got != expected or facts["status"]:
+            raise NotExercised(f"rdma_cm answered {got} (status {facts['status']}) where the pair needed {expected}")
+        return event, server
+
+    # -- buffers -------------------------------------------------------------------------------
+    def mr(self, size: int, access: str, label: str, seed: int | None = None) -> Handle:
+        """A registered buffer of `size` bytes (a seeded payload when `seed` is given)."""
+        return self.check.resource(
+            Need("mr", spec={"length": max(size, 1), "access": access, "addr": Buffer(max(size, 1), seed)}, label=label)
+        )
+
+    def sge(self, mr: Handle, length: int, offset: int = 0, lkey: Any = None) -> dict[str, Any]:
+        return {
+            "addr": field(mr, "addr", self.check, offset),
+            "length": length,
+            "lkey": lkey if lkey is not None else field(mr, "lkey", self.check),
+        }
+
+    @staticmethod
+    def content(mr: Handle, length: int, offset: int = 0) -> bytes:
+        return ctypes.string_at(int(read_object(mr)["addr"]) + offset, length)
+
+    # -- posting and polling ------------------------------------------------------------------
+    def post_recv(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
+        return self.calls.invoke("ibv_post_recv", {"qp": qp, "wr": tuple(wrs)})
+
+    def post_send(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
+        return self.calls.invoke("ibv_post_send", {"qp": qp, "wr": tuple(wrs)})
+
+    def poll(
+        self, cq: Handle, count: int, timeout: float = TIMEOUT, *, expect_none: bool = False
+    ) -> list[dict[str, Any]]:
+        """`count` completions of `cq`, polled until they come; CheckTimeout if the deadline passes first.
+
+        With `expect_none`, polls for `timeout` and returns what arrived (nothing, when the device conforms).
+        """
+        found: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while len(found) < count or expect_none:
+            call = self.calls.invoke("ibv_poll_cq", {"cq": cq, "num_entries": max(count - len(found), 1)}, phase="poll")
+            if call.value and int(call.value) < 0:
+                raise self.check.deviation(
+                    "ibv_poll_cq returns the number of completions (never negative on a healthy CQ)",
+                    f"it returned {call.value}",
+                    {"returned": int(call.value)},
+                    call,
+                    ref="ibv_poll_cq(3) RETURN VALUE",
+                )
+            got = int(call.value or 0)
+            found += [dict(wc, poll_call=call.index) for wc in call.outs["wc"][:got]]
+            if got == 0:
+                self._collapse(call)
+                if time.monotonic() > deadline:
+                    if expect_none:
+                        return found
+                    raise CheckTimeout(
+                        f"{len(found)} of {count} completions arrived on {cq.name} within {timeout:.0f} s"
+                    )
+                time.sleep(0.0005)
+        return found
+
+    def _collapse(self, call: Call) -> None:
+        """Consecutive empty polls of one CQ are one record: the C reproducer polls in a loop anyway."""
+        log = self.calls.log
+        if len(log) >= 2:
+            before = log[-2]
+            if before.verb == call.verb and before.args[0] == call.args[0] and not before.value:
+                log[-2:] = [replace(call, index=before.index, repeat=before.repeat + 1)]
+
+    def mtu(self) -> int:
+        return MTU_BYTES.get(int(self.check.fact("port.active_mtu")), 256)
+
+
+def _ipv4_of(device: str, port: int) -> str:
+    """The first IPv4 address of the network interface under an RDMA device's port ("" if none)."""
+    try:
+        link = json.loads(
+            subprocess.run(
+                ["rdma", "-j", "link", "show", f"{device}/{port}"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            ).stdout
+            or "[]"
+        )
+        netdev = link[0].get("netdev", "") if link else ""
+        if not netdev:
+            return ""
+        shown = json.loads(
+            subprocess.run(
+                ["ip", "-j", "-4", "addr", "show", "dev", netdev],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            ).stdout
+            or "[]"
+        )
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return ""
+    found = [info["local"] for entry in shown for info in entry.get("addr_info", [])]
+    return found[0] if found else ""
