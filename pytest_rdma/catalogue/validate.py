@@ -32,7 +32,7 @@ from pytest_rdma.ibv.enums import ENUMS, VALUES
 
 UNTESTABLE = "untestable"
 FAMILIES = ("ibv", "det")
-DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport")
+DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport", "context")
 
 QP_STATES = frozenset({"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"})
 # The resources a contract may name, with the states the pages give them.

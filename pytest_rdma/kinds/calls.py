@@ -1,8 +1,8 @@
 """Kinds that judge the verb's own call: it succeeds and its results hold, or it is refused.
 
 - succeeds: the call returns success and every expectation over what it returned holds;
-- refused: the call fails with an errno the source allows (and, with `then`, the objects it
-  touched stay usable);
+- refused: the call fails with an errno the source allows, what it returned satisfies the
+  expectations (a failure code) and, with `then`, the objects it touched stay usable;
 - distinct: many calls, each result valid, no two alike (QP numbers, PD handles);
 - gated: where the device advertises a capability the call succeeds, where it does not the
   call is refused;
@@ -68,7 +68,8 @@ def not_supported(check: Check, call: Call) -> None:
 
 
 def expect_success(check: Check, call: Call) -> None:
-    if call.ok:
+    # ok is None for a verb that cannot fail (void, or a plain value such as a string or a rate).
+    if call.ok or call.ok is None:
         return
     not_supported(check, call)
     reason = excused(check, call)
@@ -115,10 +116,15 @@ def succeeds(check: Check) -> None:
 
 @kind("refused")
 def refused(check: Check) -> None:
-    """The call with an invalid argument is refused with an errno the source allows."""
+    """The call with an invalid argument is refused with an errno the source allows.
+
+    Expectations, if any, are over the refused call (the code a verb returned, an out parameter
+    it must leave alone); `then` steps show that what it touched stays usable.
+    """
     prepare(check)
     call = check.call()
     expect_refusal(check, call)
+    check.expect(call, check.spec.get("expect", ()))
     then(check, check.spec.get("params", {}).get("then", ()))
 
 

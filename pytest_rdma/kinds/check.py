@@ -58,6 +58,8 @@ def plain(value: Any) -> Any:
         return value.value
     if isinstance(value, Handle):
         return value.name
+    if isinstance(value, tuple):
+        return tuple(plain(item) for item in value)  # a set of flag names an "in" compares with
     return value
 
 

@@ -81,6 +81,8 @@ class DeviceUnderTest:
             raise DeviceNotUsable(f"ibv_open_device({name}) failed: errno {opened.errno_name}")
         self.context = Handle("ctx", "context", "struct ibv_context *", opened.result.address)
         self.facts: dict[str, Any] = {"name": name, "port_num": port, "gid_index": gid_index}
+        opened_ctx = abi.ibv_context.from_address(self.context.address)
+        self.facts["context"] = {"num_comp_vectors": int(opened_ctx.num_comp_vectors)}
         self.facts["attr"] = self._query("ibv_query_device", "device_attr")
         self.facts["attr_ex"] = self._query("ibv_query_device_ex", "attr", optional=True)
         self.facts["port"] = self._port(usable)

@@ -1,0 +1,94 @@
+"""Small extensions of the catalogue's vocabulary, each checked on its own (no RDMA device).
+
+- the "neg-code" return convention (ibv_rereg_mr: 0, or a negative code of the page's enum);
+- a verb that cannot fail (void, or a plain value) counts as succeeding;
+- "refused" also checks its expectations on the refused call (the code it returned);
+- an expectation may compare with a tuple of flag names ("in");
+- "context" is a root of device facts (Dev("context.num_comp_vectors")).
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from pytest_rdma.calls.convention import Judged, judge
+from pytest_rdma.calls.record import Call, Sym
+from pytest_rdma.catalogue.model import RETURN_CONVENTIONS, RETURNS_NEG_CODE, Claim, Dev, Expect, Verb
+from pytest_rdma.catalogue.validate import problems_of
+from pytest_rdma.kinds import calls as call_kinds
+from pytest_rdma.kinds.check import COMPARE, plain
+from pytest_rdma.outcomes import Deviation
+
+
+def test_neg_code_convention() -> None:
+    assert RETURNS_NEG_CODE in RETURN_CONVENTIONS
+    assert judge(RETURNS_NEG_CODE, 0, 0) == Judged(True, 0, "")
+    # The code is the value; errno (EINVAL here) is kept as the cause, and its absence is no breach.
+    assert judge(RETURNS_NEG_CODE, -1, errno.EINVAL) == Judged(False, errno.EINVAL, "")
+    assert judge(RETURNS_NEG_CODE, -4, 0) == Judged(False, 0, "")
+    assert judge(RETURNS_NEG_CODE, 3, 0).problem == "returned 3: the page promises 0 or a negative code"
+
+
+def _call(ok: bool | None, value: Any = 0, errno_value: int = 0) -> Call:
+    return Call(0, "ibv_frob", (), value, value, errno_value, "libibverbs", ok)
+
+
+def test_a_verb_that_cannot_fail_succeeds() -> None:
+    call_kinds.expect_success(object(), _call(None, b"active"))  # type: ignore[arg-type]
+
+
+class FakeCheck:
+    """Just what the "refused" kind touches: its spec, its verb's errors, one call, expectations."""
+
+    def __init__(self, call: Call, spec: Mapping[str, Any]) -> None:
+        self.the_call = call
+        self.spec = MappingProxyType(dict(spec))
+        self.verb = Verb("ibv_frob", "ibv_frob(3)", "int ibv_frob(void);", RETURNS_NEG_CODE, "frob")
+        self.catalogue = {"ibv_frob": self.verb}
+        self.expected: list[Expect] = []
+        self.steps: dict[str, Call] = {}
+
+    def require_transport(self) -> None: ...
+
+    def require(self, caps: Any) -> None: ...
+
+    def run_steps(self, steps: Any) -> None: ...
+
+    def call(self) -> Call:
+        return self.the_call
+
+    def expect(self, call: Call, expects: Any) -> None:
+        for item in expects:
+            if call.value != item.right:
+                raise Deviation(f"{item.left} == {item.right}", f"{call.value}", {"value": call.value})
+            self.expected.append(item)
+
+    def deviation(self, expected: str, observed: str, observation: Any, call: Any = None, **_: Any) -> Deviation:
+        return Deviation(expected, observed, dict(observation))
+
+
+def test_refused_checks_its_expectations_on_the_refused_call() -> None:
+    code = Expect("ret", "==", -1)
+    check = FakeCheck(_call(False, -1, errno.EINVAL), {"expect": (code,), "errnos": ("EINVAL",)})
+    call_kinds.refused(check)  # type: ignore[arg-type]
+    assert check.expected == [code]
+    wrong = FakeCheck(_call(False, -4, errno.EINVAL), {"expect": (code,), "errnos": ("EINVAL",)})
+    with pytest.raises(Deviation):
+        call_kinds.refused(wrong)  # type: ignore[arg-type]
+
+
+def test_in_compares_with_a_tuple_of_flag_names() -> None:
+    names = (Sym(0, "IBV_FORK_DISABLED"), Sym(1, "IBV_FORK_ENABLED"), Sym(2, "IBV_FORK_UNNEEDED"))
+    assert COMPARE["in"](2, plain(names))
+    assert not COMPARE["in"](3, plain(names))
+
+
+def test_context_is_a_root_of_device_facts() -> None:
+    verb = Verb("ibv_frob", "ibv_frob(3)", "int ibv_frob(int v);", "errno", "frob",
+                claims=(Claim("c", "succeeds", "says", "DESCRIPTION", call={"v": Dev("context.num_comp_vectors")}),))
+    assert problems_of(verb, kinds=frozenset({"succeeds"}), names={"ibv_frob": verb}) == []
