@@ -51,13 +51,20 @@ def excused(check: Check, call: Call) -> str:
 
 
 def then(check: Check, steps: Sequence[Step]) -> None:
-    """Calls after the claim's own that the claim promises succeed (destroy returns 0, still usable)."""
+    """Calls after the claim's own that the claim promises succeed (destroy returns 0, still usable),
+    or fail (a handle no longer names anything), with one of the step's errnos if it lists any."""
     for step in steps:
         call = check.calls.invoke(step.verb, step.args, variables=check.spec.get("vars", {}), phase="step")
         if step.name:
             check.steps[step.name] = call
-        if step.expect == "ok" and not call.ok:
+        if step.expect == "ok" and call.failed:
             raise check.failure(call, f"{step.verb} succeeds afterwards")
+        if step.expect == "fails" and not call.failed:
+            raise check.deviation(f"{step.verb} fails afterwards", f"{step.verb} succeeded {call.outcome_text()}",
+                                  {"step": step.verb, "returned": "success"}, call)
+        if step.expect == "fails" and step.errnos and call.errno_name not in step.errnos:
+            raise check.deviation(f"{step.verb} fails afterwards with {' or '.join(step.errnos)}",
+                                  f"errno {call.errno_name}", {"step": step.verb, "errno": call.errno_name}, call)
 
 
 def not_supported(check: Check, call: Call) -> None:
@@ -123,6 +130,9 @@ def refused(check: Check) -> None:
     """
     prepare(check)
     call = check.call()
+    if call.failed and call.errno_name not in check.spec.get("errnos", ()):
+        # The answer that means "not implemented" says nothing about the invalid argument.
+        not_supported(check, call)
     expect_refusal(check, call)
     check.expect(call, check.spec.get("expect", ()))
     then(check, check.spec.get("params", {}).get("then", ()))

@@ -244,6 +244,8 @@ class Check:
         root, _, rest = left.partition(".")
         if root == "ret":
             data: Any = call.result
+            if isinstance(data, bytes) and not rest:
+                return data.decode(errors="replace")  # a C string the verb returned, as text
             if isinstance(data, Handle) and data.kind == "device_list" and rest == "names":
                 return self.device_names(data)
             if isinstance(data, Handle) and rest:
@@ -275,14 +277,21 @@ class Check:
             names.append((call.value or b"").decode())
             index += 1
 
-    def value_of(self, call: Call, right: Any) -> Any:
+    def value_of(self, call: Call, right: Any, *, address: bool = False) -> Any:
+        """What an expectation compares with; with `address`, an object as its address (a pointer field)."""
         if isinstance(right, Arg):
             return self.argument(call, right.path)
         if isinstance(right, Ref):
+            result = self.steps[right.step].result
+            if address and not right.path and isinstance(result, Handle):
+                return result.address
             return self.read(self.steps[right.step], right.path or "ret")
         from pytest_rdma.calls.values import resolve
 
-        return plain(resolve(right, self))
+        resolved = resolve(right, self)
+        if address and isinstance(resolved, Handle):
+            return resolved.address
+        return plain(resolved)
 
     def argument(self, call: Call, path: str) -> Any:
         """What `call` was given at `path` (a parameter, or a field of a struct parameter)."""
@@ -303,7 +312,9 @@ class Check:
             if self.dut.transport not in item.transports:
                 continue
             left = self.read(call, item.left)
-            right = self.value_of(call, item.right) if item.right is not None else None
+            # A pointer field (an int) compared with an object the check holds compares addresses.
+            pointer = isinstance(left, int) and not isinstance(left, bool)
+            right = self.value_of(call, item.right, address=pointer) if item.right is not None else None
             if not COMPARE[item.op](left, right):
                 shown = OP_TEXT.get(item.op, item.op)
                 target = f" {_show(item.right, right)}" if item.op not in ("nonzero", "zero") else ""

@@ -4,11 +4,15 @@
 - a verb that cannot fail (void, or a plain value) counts as succeeding;
 - "refused" also checks its expectations on the refused call (the code it returned);
 - an expectation may compare with a tuple of flag names ("in");
-- "context" is a root of device facts (Dev("context.num_comp_vectors")).
+- "context" is a root of device facts (Dev("context.num_comp_vectors"));
+- "refused" with the verb's "not implemented" answer is unsupported (unless the claim names it);
+- a `then` step may be required to fail (a handle that no longer names anything);
+- a C string a verb returns reads as text; a pointer field compares with an object by address.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -17,12 +21,12 @@ from typing import Any
 import pytest
 
 from pytest_rdma.calls.convention import Judged, judge
-from pytest_rdma.calls.record import Call, Sym
-from pytest_rdma.catalogue.model import RETURN_CONVENTIONS, RETURNS_NEG_CODE, Claim, Dev, Expect, Verb
+from pytest_rdma.calls.record import Call, Handle, Sym
+from pytest_rdma.catalogue.model import RETURN_CONVENTIONS, RETURNS_NEG_CODE, Claim, Dev, Expect, Ref, Step, Verb
 from pytest_rdma.catalogue.validate import problems_of
 from pytest_rdma.kinds import calls as call_kinds
-from pytest_rdma.kinds.check import COMPARE, plain
-from pytest_rdma.outcomes import Deviation
+from pytest_rdma.kinds.check import COMPARE, Check, plain
+from pytest_rdma.outcomes import Deviation, Unsupported
 
 
 def test_neg_code_convention() -> None:
@@ -89,6 +93,60 @@ def test_in_compares_with_a_tuple_of_flag_names() -> None:
 
 
 def test_context_is_a_root_of_device_facts() -> None:
-    verb = Verb("ibv_frob", "ibv_frob(3)", "int ibv_frob(int v);", "errno", "frob",
-                claims=(Claim("c", "succeeds", "says", "DESCRIPTION", call={"v": Dev("context.num_comp_vectors")}),))
+    verb = Verb(
+        "ibv_frob",
+        "ibv_frob(3)",
+        "int ibv_frob(int v);",
+        "errno",
+        "frob",
+        claims=(Claim("c", "succeeds", "says", "DESCRIPTION", call={"v": Dev("context.num_comp_vectors")}),),
+    )
     assert problems_of(verb, kinds=frozenset({"succeeds"}), names={"ibv_frob": verb}) == []
+
+
+def test_refused_with_the_not_implemented_answer_is_unsupported() -> None:
+    check = FakeCheck(_call(False, -4, errno.EOPNOTSUPP), {})
+    check.catalogue = {"ibv_frob": dataclasses.replace(check.verb, tables={"not_supported": {"EOPNOTSUPP": "no op"}})}
+    with pytest.raises(Unsupported):
+        call_kinds.refused(check)  # type: ignore[arg-type]
+    # Unless the claim itself names that errno as the refusal it expects.
+    named = FakeCheck(_call(False, -4, errno.EOPNOTSUPP), {"errnos": ("EOPNOTSUPP",)})
+    named.catalogue = check.catalogue
+    call_kinds.refused(named)  # type: ignore[arg-type]
+
+
+class Invoker:
+    def __init__(self, result: Call) -> None:
+        self.result = result
+
+    def invoke(self, *_: Any, **__: Any) -> Call:
+        return self.result
+
+
+@pytest.mark.parametrize(
+    ("step", "result", "fails"),
+    [
+        (Step("ibv_frob", expect="fails"), _call(True), True),
+        (Step("ibv_frob", expect="fails", errnos=("ENOENT",)), _call(False, 0, errno.EINVAL), True),
+        (Step("ibv_frob", expect="fails", errnos=("EINVAL",)), _call(False, 0, errno.EINVAL), False),
+        (Step("ibv_frob"), _call(False, 0, errno.EINVAL), True),
+    ],
+)
+def test_then_steps_that_must_fail(step: Step, result: Call, fails: bool) -> None:
+    check = FakeCheck(result, {})
+    check.calls = Invoker(result)  # type: ignore[attr-defined]
+    check.failure = lambda call, expected: Deviation(expected, "failed", {})  # type: ignore[attr-defined]
+    if fails:
+        with pytest.raises(Deviation):
+            call_kinds.then(check, (step,))  # type: ignore[arg-type]
+    else:
+        call_kinds.then(check, (step,))  # type: ignore[arg-type]
+
+
+def test_a_returned_c_string_reads_as_text_and_a_pointer_field_compares_with_an_object() -> None:
+    check = Check.__new__(Check)
+    pd = Handle("pd0", "pd", "struct ibv_pd *", 0x1000)
+    check.steps = {"pd": Call(0, "ibv_alloc_pd", (), 0x1000, pd, 0, "libibverbs", True)}
+    assert check.read(_call(None, b"active"), "ret") == "active"
+    assert check.value_of(_call(True), Ref("pd"), address=True) == 0x1000
+    assert check.value_of(_call(True), Ref("pd")) == "pd0"
