@@ -219,7 +219,10 @@ class Check:
             call = self.calls.invoke(step.verb, step.args, variables=self.spec.get("vars", {}), phase=phase)
             if step.name:
                 self.steps[step.name] = call
-            if step.expect == "ok" and not call.ok:
+            if step.expect == "ok" and call.failed:
+                why = self.catalogue[step.verb].tables.get("not_supported", {}).get(call.errno_name)
+                if why:
+                    raise Unsupported(f"{step.verb} answered {call.errno_name}: {why}")
                 raise NotExercised(f"{step.verb} failed (errno {call.errno_name}) before the check proper")
             if step.expect == "fails" and call.ok:
                 raise NotExercised(f"{step.verb} succeeded where the check needs it to fail")
@@ -280,7 +283,7 @@ class Check:
     def value_of(self, call: Call, right: Any, *, address: bool = False) -> Any:
         """What an expectation compares with; with `address`, an object as its address (a pointer field)."""
         if isinstance(right, Arg):
-            return self.argument(call, right.path)
+            return self.argument(call, right.path, address=address)
         if isinstance(right, Ref):
             result = self.steps[right.step].result
             if address and not right.path and isinstance(result, Handle):
@@ -293,17 +296,17 @@ class Check:
             return resolved.address
         return plain(resolved)
 
-    def argument(self, call: Call, path: str) -> Any:
+    def argument(self, call: Call, path: str, *, address: bool = False) -> Any:
         """What `call` was given at `path` (a parameter, or a field of a struct parameter)."""
         name, _, field = path.partition(".")
         for param, shown in call.args:
             if param != name:
                 continue
-            if not field:
-                return plain(shown)
-            for given, value in getattr(shown, "fields", ()):
-                if given == field:
-                    return plain(value)
+            fields = dict(getattr(shown, "fields", ()))
+            if field and field not in fields:
+                break
+            value = fields[field] if field else shown
+            return value.address if address and isinstance(value, Handle) else plain(value)
         raise Unresolved(f"{call.verb} was not given {path}")
 
     def expect(self, call: Call, expects: Sequence[Expect], ref: str = "") -> None:

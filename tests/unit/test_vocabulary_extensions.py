@@ -7,7 +7,10 @@
 - "context" is a root of device facts (Dev("context.num_comp_vectors"));
 - "refused" with the verb's "not implemented" answer is unsupported (unless the claim names it);
 - a `then` step may be required to fail (a handle that no longer names anything);
-- a C string a verb returns reads as text; a pointer field compares with an object by address.
+- a C string a verb returns reads as text; a pointer field compares with an object (a resource,
+  a step's result or an argument) by address;
+- a capability may name several flags ("attr.device_cap_flags&A|B": any of them);
+- a step that answers the verb's "not implemented" makes the check unsupported.
 """
 
 from __future__ import annotations
@@ -22,11 +25,23 @@ import pytest
 
 from pytest_rdma.calls.convention import Judged, judge
 from pytest_rdma.calls.record import Call, Handle, Sym
-from pytest_rdma.catalogue.model import RETURN_CONVENTIONS, RETURNS_NEG_CODE, Claim, Dev, Expect, Ref, Step, Verb
+from pytest_rdma.catalogue.model import (
+    RETURN_CONVENTIONS,
+    RETURNS_NEG_CODE,
+    Cap,
+    Claim,
+    Dev,
+    Expect,
+    Ref,
+    Step,
+    Verb,
+)
 from pytest_rdma.catalogue.validate import problems_of
+from pytest_rdma.ibv.enums import VALUES
 from pytest_rdma.kinds import calls as call_kinds
 from pytest_rdma.kinds.check import COMPARE, Check, plain
 from pytest_rdma.outcomes import Deviation, Unsupported
+from pytest_rdma.provider.device import DeviceUnderTest
 
 
 def test_neg_code_convention() -> None:
@@ -150,3 +165,34 @@ def test_a_returned_c_string_reads_as_text_and_a_pointer_field_compares_with_an_
     assert check.read(_call(None, b"active"), "ret") == "active"
     assert check.value_of(_call(True), Ref("pd"), address=True) == 0x1000
     assert check.value_of(_call(True), Ref("pd")) == "pd0"
+
+
+def test_an_argument_object_compares_by_address_and_a_cap_may_name_several_flags() -> None:
+    check = Check.__new__(Check)
+    buf = Handle("buf0", "buffer", "void *", 0x2000)
+    call = Call(0, "ibv_reg_mr", (("addr", buf), ("length", 4096)), 0x3000, None, 0, "libibverbs", True)
+    assert check.argument(call, "addr", address=True) == 0x2000
+    assert check.argument(call, "addr") == "buf0"
+    assert check.argument(call, "length") == 4096
+    dut = DeviceUnderTest.__new__(DeviceUnderTest)
+    dut.facts = {"attr": {"device_cap_flags": VALUES["IBV_DEVICE_MEM_WINDOW_TYPE_2B"]}}
+    assert dut.missing(Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW_TYPE_2A|IBV_DEVICE_MEM_WINDOW_TYPE_2B")) == ""
+    assert dut.missing(Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW_TYPE_2A")) != ""
+
+
+def test_a_step_answered_not_implemented_makes_the_check_unsupported() -> None:
+    check = Check.__new__(Check)
+    verb = Verb(
+        "ibv_frob",
+        "ibv_frob(3)",
+        "int ibv_frob(void);",
+        "errno",
+        "frob",
+        tables={"not_supported": {"EOPNOTSUPP": "no frob op"}},
+    )
+    check.catalogue = {"ibv_frob": verb}  # type: ignore[assignment]
+    check.calls = Invoker(_call(False, errno.EOPNOTSUPP, errno.EOPNOTSUPP))  # type: ignore[assignment]
+    check.spec = {}
+    check.steps = {}
+    with pytest.raises(Unsupported, match="no frob op"):
+        check.run_steps((Step("ibv_frob"),))
