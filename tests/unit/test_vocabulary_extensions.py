@@ -32,6 +32,7 @@ from pytest_rdma.catalogue.model import (
     Claim,
     Dev,
     Expect,
+    Param,
     Ref,
     Step,
     Verb,
@@ -196,3 +197,32 @@ def test_a_step_answered_not_implemented_makes_the_check_unsupported() -> None:
     check.steps = {}
     with pytest.raises(Unsupported, match="no frob op"):
         check.run_steps((Step("ibv_frob"),))
+
+
+def test_whose_code_ran_is_looked_up_from_the_context_read_before_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A destroy verb frees its object: the object's context must be read before the call, not after."""
+    import ctypes
+
+    from pytest_rdma.calls import invoke
+    from pytest_rdma.ibv import abi, lib, mirrors
+
+    window = abi.ibv_mw(context=0x5000)
+    handle = Handle("mw0", "mw", "struct ibv_mw *", ctypes.addressof(window))
+
+    def freeing_call(name: str, *args: Any) -> lib.Raw:
+        window.context = 0  # what a free may leave behind
+        return lib.Raw(0, 0, "provider:dealloc_mw")
+
+    monkeypatch.setattr(lib, "call", freeing_call)
+    monkeypatch.setattr(mirrors, "op_owner", lambda context, op: f"/lib/owner-of-{context:#x}.so")
+    monkeypatch.setattr(invoke, "_OWNERS", {})
+    verb = Verb(
+        "ibv_dealloc_mw",
+        "ibv_alloc_mw(3)",
+        "int ibv_dealloc_mw(struct ibv_mw *mw);",
+        "errno",
+        "free",
+        params=(Param("mw", "struct ibv_mw *"),),
+    )
+    call = invoke.Calls({"ibv_dealloc_mw": verb}, None).invoke("ibv_dealloc_mw", {"mw": handle})  # type: ignore[arg-type]
+    assert call.owner == "owner-of-0x5000.so"
