@@ -30,9 +30,14 @@ def prepare(check: Check) -> None:
     check.run_steps(check.spec.get("steps", ()))
 
 
+ANY = "*"  # a claim's errnos=("*",): the refusal may carry any errno (the page names none for it)
+
+
 def allowed_errnos(check: Check) -> tuple[str, ...]:
     """The errnos a refusal may carry: the claim's, else every one the page lists (none: any)."""
     named = tuple(check.spec.get("errnos", ()))
+    if named == (ANY,):
+        return ()
     if named:
         return named
     return tuple(e.errno for e in check.verb.errors if e.errno != ANY_ERRNO)

@@ -10,7 +10,8 @@
 - a C string a verb returns reads as text; a pointer field compares with an object (a resource,
   a step's result or an argument) by address;
 - a capability may name several flags ("attr.device_cap_flags&A|B": any of them);
-- a step that answers the verb's "not implemented" makes the check unsupported.
+- a step that answers the verb's "not implemented" makes the check unsupported;
+- errnos=("*",): a refusal may carry any errno, whatever the page lists for other conditions.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pytest_rdma.catalogue.model import (
     Cap,
     Claim,
     Dev,
+    Error,
     Expect,
     Param,
     Ref,
@@ -226,3 +228,13 @@ def test_whose_code_ran_is_looked_up_from_the_context_read_before_the_call(monke
     )
     call = invoke.Calls({"ibv_dealloc_mw": verb}, None).invoke("ibv_dealloc_mw", {"mw": handle})  # type: ignore[arg-type]
     assert call.owner == "owner-of-0x5000.so"
+
+
+def test_errnos_star_allows_any_errno_even_where_the_page_lists_some() -> None:
+    check = FakeCheck(_call(False, -1, errno.EINVAL), {"errnos": ("*",)})
+    check.verb = dataclasses.replace(check.verb, errors=(Error("ENODATA", "an empty entry"),))
+    call_kinds.refused(check)  # type: ignore[arg-type]
+    listed = FakeCheck(_call(False, -1, errno.EINVAL), {})
+    listed.verb = check.verb
+    with pytest.raises(Deviation):
+        call_kinds.refused(listed)  # type: ignore[arg-type]
