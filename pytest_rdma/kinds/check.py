@@ -240,7 +240,8 @@ class Check:
         """Unsupported where a variable picks something the device does not advertise (a QP type)."""
         needs = self.catalogue[verb].tables.get("needs", {})
         for name, value in variables.items():
-            self.require(needs.get(name, {}).get(value, ()))
+            if name in needs:  # other variables may hold anything, a struct's fields included
+                self.require(needs[name].get(value, ()))
 
     def read(self, call: Call, left: str) -> Any:
         """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>"."""

@@ -238,3 +238,10 @@ def test_errnos_star_allows_any_errno_even_where_the_page_lists_some() -> None:
     listed.verb = check.verb
     with pytest.raises(Deviation):
         call_kinds.refused(listed)  # type: ignore[arg-type]
+
+
+def test_a_variable_may_hold_a_struct() -> None:
+    check = Check.__new__(Check)
+    verb = Verb("ibv_frob", "ibv_frob(3)", "int ibv_frob(void);", "errno", "frob", tables={"needs": {"qp_type": {}}})
+    check.catalogue = {"ibv_frob": verb}  # type: ignore[assignment]
+    check.require_vars("ibv_frob", {"input": MappingProxyType({"comp_mask": 0}), "qp_type": "IBV_QPT_RC"})
