@@ -16,6 +16,7 @@ from pytest_rdma.catalogue.model import (
     IB_TRANSPORTS,
     RETURNS_COUNT,
     RETURNS_ERRNO,
+    RETURNS_NEG_ERRNO,
     RETURNS_POINTER,
     RETURNS_VALUE,
     RETURNS_VOID,
@@ -76,8 +77,34 @@ ibv_get_device_list = Verb(
             variant="device-under-test",
             expect=(Expect("ret.names", "has-once", Dev("name")), Expect("ret.names", "distinct")),
         ),
+        Claim(
+            "num-devices-optional",
+            "succeeds",
+            "num_devices may be NULL: the list is still returned and holds the device under test",
+            "DESCRIPTION",
+            variant="num_devices-NULL",
+            call={"num_devices": 0},
+            expect=(Expect("ret.names", "has-once", Dev("name")),),
+            layer="libibverbs",
+        ),
+        Claim(
+            "no-warning-without-env",
+            "untestable",
+            "only with IBV_SHOW_WARNINGS set does a kernel device without a user-space driver print a warning",
+            "NOTES",
+            untestable="needs a kernel verbs device whose provider library is absent, and the stderr of a fresh "
+            "process",
+        ),
+        Claim(
+            "static-link-needs-providers",
+            "untestable",
+            "a statically linked program that did not link its providers in always gets an empty list",
+            "STATIC LINKING",
+            untestable="needs a statically linked C program; the suite runs through the shared library",
+        ),
     ),
     contract=Contract(produces=(Resource("device_list"),), destroyed_by="ibv_free_device_list"),
+    undefined=("a num_devices pointer that is neither NULL nor writable",),
 )
 
 ibv_free_device_list = Verb(
@@ -87,7 +114,22 @@ ibv_free_device_list = Verb(
     returns=RETURNS_VOID,
     summary="free a list returned by ibv_get_device_list",
     params=(Param("list", "struct ibv_device **"),),
+    claims=(
+        Claim(
+            "opened-devices-survive",
+            "untestable",
+            "a device opened before its list is freed stays usable; the list's other entries do not",
+            "NOTES",
+            untestable="the catalogue has no value for one entry of a returned list; the suite's own context, "
+            "opened from the session's list, relies on the first half every run",
+        ),
+    ),
     contract=Contract(destroys=(Resource("device_list", role="list"),)),
+    undefined=(
+        "using an entry of a freed list that was not opened before the free",
+        "freeing the same list twice",
+        "freeing NULL (libibverbs 44 reads list[0])",
+    ),
 )
 
 ibv_get_device_name = Verb(
@@ -97,6 +139,18 @@ ibv_get_device_name = Verb(
     returns=RETURNS_VALUE,
     summary="the kernel name of a device (e.g. mlx5_0), or NULL",
     params=(Param("device", "struct ibv_device *", default=Need("device")),),
+    claims=(
+        Claim(
+            "names-the-device",
+            "succeeds",
+            "the name of the device under test is the name it was chosen by (what the kernel calls it)",
+            "DESCRIPTION, RETURN VALUE",
+            variant="device-under-test",
+            expect=(Expect("ret", "==", Dev("name")),),
+            layer="libibverbs",
+        ),
+    ),
+    undefined=("a device pointer of a freed list that was not opened",),
 )
 
 ibv_open_device = Verb(
@@ -122,20 +176,65 @@ ibv_open_device = Verb(
                 )
             },
         ),
+        Claim(
+            "context-of-the-device",
+            "succeeds",
+            "the new context belongs to the device it was opened on and offers at least one completion vector",
+            "DESCRIPTION",
+            variant="device-under-test",
+            expect=(Expect("ret.device", "==", Arg("device")), Expect("ret.num_comp_vectors", ">=", 1)),
+            also=(Source("man", "ibv_create_cq(3)", "DESCRIPTION"),),
+        ),
     ),
     contract=Contract(
         requires=(Resource("device", role="device"),), produces=(Resource("context"),), destroyed_by="ibv_close_device"
     ),
+    undefined=("opening an entry of a freed list that was not opened before the free",),
 )
 
 ibv_close_device = Verb(
     name="ibv_close_device",
     man="ibv_open_device(3)",
     prototype="int ibv_close_device(struct ibv_context *context);",
-    returns=RETURNS_ERRNO,
-    summary="close a verbs context; 0 on success",
+    returns=RETURNS_COUNT,
+    summary="close a verbs context; 0 on success, -1 on failure",
     params=(Param("context", "struct ibv_context *"),),
+    claims=(
+        Claim(
+            "close-returns-zero",
+            "succeeds",
+            "closing a context that holds no object returns 0",
+            "RETURN VALUE",
+            variant="fresh-context",
+            steps=(Step("ibv_open_device", name="opened"),),
+            call={"context": Ref("opened")},
+            expect=(Expect("ret", "==", 0),),
+        ),
+        Claim(
+            "close-keeps-objects",
+            "untestable",
+            "closing a context does not free the objects made from it: the application frees them first",
+            "NOTES",
+            untestable="what stays allocated is user-space memory of libibverbs and the provider, which no verb "
+            "reports; the objects themselves must not be used after the close",
+        ),
+        Claim(
+            "disassociated-destroy",
+            "untestable",
+            "with RDMAV_ALLOW_DISASSOC_DESTROY set, destroy verbs report success instead of EIO once the device "
+            "was disassociated",
+            "NOTES",
+            untestable="needs the device removed under an open context, and the variable set before the first "
+            "ibv_get_device_list of a fresh process",
+        ),
+    ),
     contract=Contract(destroys=(Resource("context", role="context"),)),
+    undefined=(
+        "using any object of a context after ibv_close_device",
+        "closing the same context twice",
+        "ibv_get_cq_event or ibv_get_async_event concurrently with a destroy verb while "
+        "RDMAV_ALLOW_DISASSOC_DESTROY is set",
+    ),
 )
 
 ibv_query_device = Verb(
@@ -168,8 +267,36 @@ ibv_query_device = Verb(
                 ),
             },
         ),
+        Claim(
+            "capabilities-consistent",
+            "relation",
+            "a capability and its limits agree: a device that advertises memory windows can make one, SRQ and "
+            "multicast limits are 0 together, and atomic_cap is an ibv_atomic_cap value (at most IBV_ATOMIC_GLOB)",
+            "DESCRIPTION",
+            steps=(Step("ibv_query_device", name="q"),),
+            params={
+                "root": "q:device_attr",
+                "relations": (
+                    ("max_mw", "0=>0", "device_cap_flags&IBV_DEVICE_MEM_WINDOW"),
+                    ("max_srq", "0=>0", "max_srq_sge"),
+                    ("max_mcast_grp", "0=>0", "max_mcast_qp_attach"),
+                    ("max_mcast_grp", "0=>0", "max_total_mcast_qp_attach"),
+                    ("atomic_cap", "<=", 2),
+                ),
+            },
+            also=(Source("ibta", "IBTA Vol. 1 r1.7, the Query HCA verb (the limit of each resource)"),),
+        ),
+        Claim(
+            "maxima-reachable",
+            "untestable",
+            "the maxima are upper limits that memory, permissions or other users may keep out of reach",
+            "NOTES",
+            untestable="a permission, not a promise: the limit claims of ibv_query_device_ex(3) excuse a failure "
+            "at the maximum for lack of memory and check that one above it is refused",
+        ),
     ),
     contract=Contract(requires=(Resource("context", role="context"),)),
+    undefined=("querying a closed context",),
 )
 
 ibv_query_port = Verb(
@@ -191,8 +318,40 @@ ibv_query_port = Verb(
             "DESCRIPTION",
             params={"length": "attr.phys_port_cnt", "base": 1, "index": "port_num"},
         ),
+        Claim(
+            "attributes-in-range",
+            "relation",
+            "the port reports values of their enums (state, MTUs, link layer), an active MTU not above the "
+            "maximum, a GID table and a maximum message size",
+            "DESCRIPTION",
+            steps=(Step("ibv_query_port", name="q"),),
+            params={
+                "root": "q:port_attr",
+                "relations": (
+                    ("state", "<=", 5),
+                    ("max_mtu", ">=", 1),
+                    ("max_mtu", "<=", 5),
+                    ("active_mtu", ">=", 1),
+                    ("active_mtu", "<=", "max_mtu"),
+                    ("link_layer", "<=", 2),
+                    ("gid_tbl_len", ">=", 1),
+                    ("max_msg_sz", ">=", 1),
+                ),
+            },
+        ),
+        Claim(
+            "pkey-table",
+            "relation",
+            "an InfiniBand-transport port has a P_Key table (at least the default P_Key)",
+            "DESCRIPTION",
+            steps=(Step("ibv_query_port", name="q"),),
+            params={"root": "q:port_attr", "relations": (("pkey_tbl_len", ">=", 1),)},
+            transports=IB_TRANSPORTS,
+            also=(Source("ibta", "IBTA Vol. 1 r1.7, partitioning (every port holds the default P_Key)"),),
+        ),
     ),
     contract=Contract(requires=(Resource("context", role="context"),)),
+    undefined=("a port_attr buffer smaller than struct ibv_port_attr",),
 )
 
 ibv_query_gid = Verb(
@@ -214,6 +373,38 @@ ibv_query_gid = Verb(
             "indexes 0..gid_tbl_len-1 of the port answer; gid_tbl_len and -1 fail with -1",
             "DESCRIPTION, RETURN VALUE",
             params={"length": "port.gid_tbl_len", "base": 0, "index": "index"},
+        ),
+        Claim(
+            "bad-port",
+            "refused",
+            "a port outside 1..phys_port_cnt fails with -1",
+            "RETURN VALUE",
+            over={("where", "port"): (("port-0", 0), ("beyond-last", Dev("attr.phys_port_cnt", plus=1)))},
+            variant="{where}",
+            call={"port_num": Var("port")},
+            layer="kernel",
+        ),
+        Claim(
+            "same-as-gid-ex",
+            "relation",
+            "the GID read is the gid of the entry ibv_query_gid_ex returns for the same port and index",
+            "DESCRIPTION",
+            steps=(Step("ibv_query_gid", name="plain"), Step("ibv_query_gid_ex", name="ex")),
+            params={"relations": (("plain:gid", "==", "ex:entry.gid"),)},
+            layer="libibverbs",
+            also=(Source("man", "ibv_query_gid_ex(3)", "ARGUMENTS"),),
+        ),
+        Claim(
+            "default-gid",
+            "succeeds",
+            "on an InfiniBand-transport port, entry 0 holds the port's default GID (not all zeroes)",
+            "DESCRIPTION",
+            variant="index-0",
+            call={"index": 0},
+            expect=(Expect("gid", "!=", bytes(16)),),
+            transports=IB_TRANSPORTS,
+            layer="kernel",
+            also=(Source("ibta", "IBTA Vol. 1 r1.7, GID usage (GID index 0 holds the port's default GID)"),),
         ),
     ),
     contract=Contract(requires=(Resource("context", role="context"),)),
@@ -238,6 +429,18 @@ ibv_query_pkey = Verb(
             "indexes 0..pkey_tbl_len-1 of the port answer; pkey_tbl_len and -1 fail with -1",
             "DESCRIPTION, RETURN VALUE",
             params={"length": "port.pkey_tbl_len", "base": 0, "index": "index"},
+        ),
+        Claim(
+            "default-pkey",
+            "succeeds",
+            "a RoCE port's entry 0 is the default P_Key 0xffff (full membership; the same bytes in either order)",
+            "DESCRIPTION",
+            variant="index-0",
+            call={"index": 0},
+            expect=(Expect("pkey", "==", 0xFFFF),),
+            transports=("roce",),
+            layer="kernel",
+            also=(Source("ibta", "IBTA Vol. 1 Annex A16 (RoCE): the port uses the default P_Key"),),
         ),
     ),
     contract=Contract(requires=(Resource("context", role="context"),)),
@@ -887,8 +1090,21 @@ ibv_query_device_ex = Verb(
               "does not know is refused", "DESCRIPTION", layer="libibverbs",
               over={"bit": (0, 1, 31)}, variant="input-comp_mask-bit{bit}",
               call={"input": {"comp_mask": Flags(bits=(Var("bit"),))}}),
+        Claim("input-optional", "succeeds", "input may be NULL or carry no extension (comp_mask 0)", "DESCRIPTION",
+              over={("name", "input"): (("NULL", None), ("comp_mask-0", {"comp_mask": 0}))}, variant="input-{name}",
+              call={"input": Var("input")}, layer="libibverbs"),
+        Claim("pci-write-end-padding", "gated", "a device that advertises IBV_DEVICE_PCI_WRITE_END_PADDING creates a "
+              "QP with IBV_QP_CREATE_PCI_WRITE_END_PADDING", "DESCRIPTION", variant="RC-QP-with-end-padding",
+              call={"qp_init_attr_ex.create_flags": "IBV_QP_CREATE_PCI_WRITE_END_PADDING",
+                    "qp_init_attr_ex.cap": _SMALL_CAP},
+              params={"gate": Cap("attr_ex.device_cap_flags_ex&IBV_DEVICE_PCI_WRITE_END_PADDING"),
+                      "only": "advertised", "verb": "ibv_create_qp_ex"}),
+        Claim("comp-mask-marks-fields", "untestable", "attr->comp_mask says which extended fields are valid",
+              "DESCRIPTION", untestable="no extended field has a comp_mask bit in verbs.h 44 (libibverbs leaves it "
+              "0), so there is nothing to compare it with"),
     ),
     contract=Contract(requires=(Resource("context", role="context"),)),
+    undefined=("an attr buffer smaller than the struct ibv_device_attr_ex of the installed verbs.h",),
 )
 
 ibv_create_cq_ex = Verb(
@@ -1156,6 +1372,11 @@ ibv_rate_to_mult = Verb(
         Claim("multiple-of-2-5", "exact-table", "a rate that is a whole multiple of 2.5 Gbit/s converts to that "
               "multiple", "DESCRIPTION", layer="libibverbs", params={"input": "rate", "table": _RATE_MULT}),
     ),
+    # The later lane families transmit at 14.0625, 25.78125, 53.125 or 106.25 Gbit/s per lane, no
+    # whole multiple of 2.5: what those rates convert to is not said (libibverbs 44 answers -1 for
+    # FDR and EDR, 11 for IBV_RATE_28_GBPS, and the round-number quotient for HDR and NDR).
+    undefined=("a rate whose transmission rate is not a whole multiple of 2.5 Gbit/s (FDR, EDR, HDR, NDR lanes)",
+               "IBV_RATE_MAX or a value outside enum ibv_rate (libibverbs 44 answers -1)"),
 )
 
 mult_to_ibv_rate = Verb(
@@ -1170,11 +1391,441 @@ mult_to_ibv_rate = Verb(
               "DESCRIPTION", layer="libibverbs",
               params={"input": "mult", "table": tuple((mult, rate) for rate, mult in _RATE_MULT)}),
     ),
+    undefined=("a multiple no rate of the 2.5 Gbit/s lane family has (libibverbs 44 answers IBV_RATE_MAX for most)",),
 )
 # --- end section: rates and strings ------------------------------------------------------------
 
 # --- section: breadth A (device and context, ports and GIDs, PD/TD/parent domain, MR, MW, DM, CQ, channels,
 # async events, counters, fork, import, rate and string helpers): entries added below this line -------------
+# -- devices and contexts -------------------------------------------------------------------------
+ibv_get_device_guid = Verb(
+    name="ibv_get_device_guid",
+    man="ibv_get_device_guid(3)",
+    prototype="__be64 ibv_get_device_guid(struct ibv_device *device);",
+    returns=RETURNS_VALUE,
+    summary="the device's GUID, in network byte order (the page writes uint64_t; verbs.h __be64)",
+    params=(Param("device", "struct ibv_device *", default=Need("device")),),
+    claims=(
+        Claim("same-as-node-guid", "relation", "the GUID is the node_guid ibv_query_device reports, byte for byte "
+              "(both in network order)", "DESCRIPTION, RETURN VALUE",
+              steps=(Step("ibv_get_device_guid", name="guid"), Step("ibv_query_device", name="q")),
+              params={"relations": (("guid:ret", "==", "q:device_attr.node_guid"),)},
+              also=(Source("man", "ibv_query_device(3)", "DESCRIPTION"),)),
+    ),
+    contract=Contract(requires=(Resource("device", role="device"),)),
+    undefined=("a device pointer of a freed list that was not opened",),
+)
+
+ibv_get_device_index = Verb(
+    name="ibv_get_device_index",
+    man="ibv_get_device_index(3)",
+    prototype="int ibv_get_device_index(struct ibv_device *device);",
+    returns=RETURNS_VALUE,
+    summary="the kernel's stable index of the device, or -1 where the kernel has no device indexes",
+    params=(Param("device", "struct ibv_device *", default=Need("device")),),
+    claims=(
+        Claim("index-or-minus-one", "succeeds", "the answer is an index (0 or more) or -1, nothing else",
+              "RETURN VALUE", variant="device-under-test", expect=(Expect("ret", ">=", -1),)),
+        Claim("stable", "relation", "the index is stable: asking twice gives the same answer", "DESCRIPTION",
+              steps=(Step("ibv_get_device_index", name="first"), Step("ibv_get_device_index", name="again")),
+              params={"relations": (("first:ret", "==", "again:ret"),)}, layer="kernel"),
+    ),
+    contract=Contract(requires=(Resource("device", role="device"),)),
+)
+
+ibv_import_device = Verb(
+    name="ibv_import_device",
+    man="ibv_import_device(3)",
+    prototype="struct ibv_context *ibv_import_device(int cmd_fd);",
+    returns=RETURNS_POINTER,
+    summary="a context over a duplicate of another context's command FD; NULL on failure",
+    params=(Param("cmd_fd", "int", default=-1, doc="a dup() of a context's cmd_fd; the new context owns it"),),
+    claims=(
+        Claim("not-a-descriptor", "refused", "a number that is no open file descriptor (let alone a dup of a "
+              "context's command FD) gives NULL", "DESCRIPTION, RETURN VALUE", variant="cmd_fd--1",
+              call={"cmd_fd": -1}, layer="libibverbs"),
+        Claim("imports-a-dup", "untestable", "a dup of an open context's cmd_fd gives a second context on the same "
+              "device, which works and is closed with ibv_close_device (which may close the FD)", "DESCRIPTION",
+              untestable="needs a duplicate of a context's cmd_fd whose ownership passes to the new context; the "
+              "catalogue has no value for a duplicated descriptor yet (the import of PDs, MRs and DMs is checked "
+              "on the suite's own context)"),
+    ),
+    contract=Contract(produces=(Resource("context"),), destroyed_by="ibv_close_device"),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider cannot import a context (libibverbs answers "
+                                            "EOPNOTSUPP without an import_context op)"}},
+    undefined=("passing the original cmd_fd rather than a duplicate (two contexts would close one descriptor)",
+               "using the imported descriptor after closing the imported context"),
+)
+
+_IMPORT_UNSUPPORTED = {"EOPNOTSUPP": "the provider has no import op (libibverbs' default answers EOPNOTSUPP)"}
+_BAD_HANDLE = 0xFFFFFFFF  # no kernel object of this context has that handle
+
+ibv_import_pd = Verb(
+    name="ibv_import_pd",
+    man="ibv_import_pd(3)",
+    prototype="struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle);",
+    returns=RETURNS_POINTER,
+    summary="a PD object for the kernel PD with handle pd_handle in context; NULL on failure",
+    params=(CONTEXT, Param("pd_handle", "uint32_t", default=Ref("original", "handle"))),
+    claims=(
+        Claim("imports-the-pd", "succeeds", "importing a live PD's handle gives a PD with that handle, usable where "
+              "a PD is (an MR registers on it), and unimporting it leaves the original PD alive", "DESCRIPTION",
+              variant="own-context", steps=(Step("ibv_alloc_pd", name="original"),),
+              expect=(Expect("ret.handle", "==", Ref("original", "handle")),
+                      Expect("ret.context", "==", Need("context"))),
+              params={"then": (Step("ibv_reg_mr", {"pd": Ref("call")}, name="mr"),
+                               Step("ibv_dereg_mr", {"mr": Ref("mr")}),
+                               Step("ibv_unimport_pd", {"pd": Ref("call")}),
+                               Step("ibv_reg_mr", {"pd": Ref("original")}))}),
+        Claim("unknown-handle", "refused", "a handle that names no PD of the context gives NULL", "DESCRIPTION, "
+              "RETURN VALUE", variant="handle-0xffffffff", call={"pd_handle": _BAD_HANDLE}, layer="kernel"),
+        Claim("dealloc-through-import", "succeeds", "ibv_dealloc_pd on the imported PD destroys the kernel object: "
+              "its handle no longer imports, and the original may then only be unimported", "DESCRIPTION",
+              variant="own-context", steps=(Step("ibv_alloc_pd", name="original"),),
+              params={"then": (Step("ibv_dealloc_pd", {"pd": Ref("call")}),
+                               Step("ibv_import_pd", {"pd_handle": Ref("original", "handle")}, expect="fails"),
+                               Step("ibv_unimport_pd", {"pd": Ref("original")}))}),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("pd"),),
+                      destroyed_by="ibv_unimport_pd"),
+    tables={"not_supported": _IMPORT_UNSUPPORTED},
+    undefined=("using a PD object (original or imported) after the kernel PD was freed through another one, "
+               "except to unimport it",),
+)
+
+ibv_unimport_pd = Verb(
+    name="ibv_unimport_pd",
+    man="ibv_import_pd(3)",
+    prototype="void ibv_unimport_pd(struct ibv_pd *pd);",
+    returns=RETURNS_VOID,
+    summary="release an imported PD object without touching the kernel PD",
+    params=(Param("pd", "struct ibv_pd *"),),
+    contract=Contract(destroys=(Resource("pd", role="pd"),)),
+    undefined=("unimporting twice", "unimporting a parent domain (mlx5 44 asserts)"),
+)
+
+ibv_import_mr = Verb(
+    name="ibv_import_mr",
+    man="ibv_import_mr(3)",
+    prototype="struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle);",
+    returns=RETURNS_POINTER,
+    summary="an MR object for the kernel MR with handle mr_handle in pd's context; NULL on failure",
+    params=(Param("pd", "struct ibv_pd *", default=Need("pd")),
+            Param("mr_handle", "uint32_t", default=Ref("original", "handle"))),
+    claims=(
+        Claim("same-region", "succeeds", "the imported MR is the same kernel MR: same handle, keys and length, "
+              "and unimporting it leaves the original registered", "DESCRIPTION", variant="own-context",
+              steps=(Step("ibv_reg_mr", {"pd": Need("pd")}, name="original"),),
+              expect=(Expect("ret.handle", "==", Ref("original", "handle")),
+                      Expect("ret.lkey", "==", Ref("original", "lkey")),
+                      Expect("ret.rkey", "==", Ref("original", "rkey")),
+                      Expect("ret.length", "==", Ref("original", "length"))),
+              params={"then": (Step("ibv_unimport_mr", {"mr": Ref("call")}),
+                               Step("ibv_dereg_mr", {"mr": Ref("original")}))}),
+        Claim("addr-is-null", "succeeds", "the addr of an imported MR does not apply: it is NULL", "NOTES",
+              variant="own-context", steps=(Step("ibv_reg_mr", {"pd": Need("pd")}, name="original"),),
+              expect=(Expect("ret.addr", "zero"),)),
+        Claim("unknown-handle", "refused", "a handle that names no MR of the context gives NULL", "DESCRIPTION, "
+              "RETURN VALUE", variant="handle-0xffffffff", call={"mr_handle": _BAD_HANDLE}, layer="kernel"),
+        Claim("dereg-through-import", "succeeds", "ibv_dereg_mr on the imported MR destroys the kernel MR: its handle "
+              "no longer imports, and the original may then only be unimported", "DESCRIPTION",
+              variant="own-context", steps=(Step("ibv_reg_mr", {"pd": Need("pd")}, name="original"),),
+              params={"then": (Step("ibv_dereg_mr", {"mr": Ref("call")}),
+                               Step("ibv_import_mr", {"mr_handle": Ref("original", "handle")}, expect="fails"),
+                               Step("ibv_unimport_mr", {"mr": Ref("original")}))}),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"),), produces=(Resource("mr"),),
+                      destroyed_by="ibv_unimport_mr"),
+    tables={"not_supported": _IMPORT_UNSUPPORTED},
+    undefined=("using an MR object after the kernel MR was deregistered through another one, except to unimport it",
+               "reading through the imported MR's addr (NULL)"),
+)
+
+ibv_unimport_mr = Verb(
+    name="ibv_unimport_mr",
+    man="ibv_import_mr(3)",
+    prototype="void ibv_unimport_mr(struct ibv_mr *mr);",
+    returns=RETURNS_VOID,
+    summary="release an imported MR object without touching the kernel MR",
+    params=(Param("mr", "struct ibv_mr *"),),
+    contract=Contract(destroys=(Resource("mr", role="mr"),)),
+    undefined=("unimporting twice",),
+)
+
+# -- fork support -------------------------------------------------------------------------------------
+_FRESH_PROCESS = ("fork support is process-wide and permanent: whether ibv_fork_init succeeds depends on "
+                  "whether this process registered memory before, so it needs a fresh process (the suite "
+                  "has no kind that runs calls in one)")
+
+ibv_fork_init = Verb(
+    name="ibv_fork_init",
+    man="ibv_fork_init(3)",
+    prototype="int ibv_fork_init(void);",
+    returns=RETURNS_ERRNO,
+    summary="make libibverbs safe across fork(); 0, or EINVAL once memory was registered",
+    errors=(
+        Error("EINVAL", "memory was registered before the call, so fork is no longer safe",
+              untestable=_FRESH_PROCESS),
+    ),
+    claims=(
+        Claim("init-in-a-fresh-process", "untestable", "in a process that registered nothing, the call returns 0 "
+              "(and again on a second call), and registration still works afterwards", "DESCRIPTION, RETURN VALUE",
+              untestable=_FRESH_PROCESS),
+        Claim("too-late", "untestable", "after a memory registration the call returns EINVAL", "RETURN VALUE",
+              untestable=_FRESH_PROCESS),
+        Claim("environment", "untestable", "RDMAV_FORK_SAFE or IBV_FORK_SAFE in the environment act as the call",
+              "NOTES",
+              untestable="the variables are read by the first ibv_get_device_list of a process: " + _FRESH_PROCESS),
+        Claim("huge-pages", "untestable", "RDMAV_HUGEPAGES_SAFE makes registrations check the page size, needed for "
+              "huge pages with fork support", "NOTES",
+              untestable="needs configured huge pages and " + _FRESH_PROCESS),
+        Claim("fork-keeps-data", "untestable", "with fork support a fork() does not corrupt registered memory of the "
+              "parent", "DESCRIPTION", untestable="needs traffic after a fork on a kernel without copy-on-fork"),
+    ),
+    undefined=("calling fork() while another thread is inside a verbs call",),
+)
+
+ibv_is_fork_initialized = Verb(
+    name="ibv_is_fork_initialized",
+    man="ibv_is_fork_initialized(3)",
+    prototype="enum ibv_fork_status ibv_is_fork_initialized(void);",
+    returns=RETURNS_VALUE,
+    summary="whether fork support is enabled, disabled, or unneeded (the kernel copies DMA pages on fork)",
+    claims=(
+        Claim("one-of-three", "succeeds", "the answer is IBV_FORK_DISABLED, IBV_FORK_ENABLED or IBV_FORK_UNNEEDED",
+              "RETURN VALUE", variant="this-process", layer="libibverbs",
+              expect=(Expect("ret", "in", ("IBV_FORK_DISABLED", "IBV_FORK_ENABLED", "IBV_FORK_UNNEEDED")),)),
+        Claim("unneeded-first", "untestable", "where the kernel copies DMA pages on fork the answer is "
+              "IBV_FORK_UNNEEDED, whether or not ibv_fork_init was called", "NOTES",
+              untestable="no device attribute reports the kernel's copy-on-fork (libibverbs asks RDMA netlink), "
+              "and the ibv_fork_init half needs a fresh process"),
+    ),
+)
+
+# -- strings of enum values ------------------------------------------------------------------------------
+_EVENT_TYPES = tuple(name for name in (
+    "IBV_EVENT_CQ_ERR", "IBV_EVENT_QP_FATAL", "IBV_EVENT_QP_REQ_ERR", "IBV_EVENT_QP_ACCESS_ERR",
+    "IBV_EVENT_COMM_EST", "IBV_EVENT_SQ_DRAINED", "IBV_EVENT_PATH_MIG", "IBV_EVENT_PATH_MIG_ERR",
+    "IBV_EVENT_DEVICE_FATAL", "IBV_EVENT_PORT_ACTIVE", "IBV_EVENT_PORT_ERR", "IBV_EVENT_LID_CHANGE",
+    "IBV_EVENT_PKEY_CHANGE", "IBV_EVENT_SM_CHANGE", "IBV_EVENT_SRQ_ERR", "IBV_EVENT_SRQ_LIMIT_REACHED",
+    "IBV_EVENT_QP_LAST_WQE_REACHED", "IBV_EVENT_CLIENT_REREGISTER", "IBV_EVENT_GID_CHANGE", "IBV_EVENT_WQ_FATAL"))
+_NODE_TYPES = ("IBV_NODE_UNKNOWN", "IBV_NODE_CA", "IBV_NODE_SWITCH", "IBV_NODE_ROUTER", "IBV_NODE_RNIC",
+               "IBV_NODE_USNIC", "IBV_NODE_USNIC_UDP", "IBV_NODE_UNSPECIFIED")
+_PORT_STATES = ("IBV_PORT_NOP", "IBV_PORT_DOWN", "IBV_PORT_INIT", "IBV_PORT_ARMED", "IBV_PORT_ACTIVE",
+                "IBV_PORT_ACTIVE_DEFER")
+_STRINGS_PAGE = "ibv_event_type_str(3)"
+
+
+def _enum_string_verb(name: str, enum: str, param: str, values: tuple[str, ...], extra: tuple[Claim, ...] = ()) -> Verb:
+    """A *_str helper: every value of its enum has a text of its own, the same text each time."""
+    return Verb(
+        name=name,
+        man=_STRINGS_PAGE,
+        prototype=f"const char *{name}(enum {enum} {param});",
+        returns=RETURNS_VALUE,
+        summary=f"a constant string describing an enum {enum} value",
+        params=(Param(param, f"enum {enum}", default=Var(param), flags=enum),),
+        claims=(
+            Claim("describes-each-value", "succeeds", "each value has a non-empty description, the same text when "
+                  "asked again (a constant string)", "RETURN VALUE", over={param: values}, variant=f"{{{param}}}",
+                  expect=(Expect("ret", "nonzero"), Expect("again", "==", Ref("call"))),
+                  params={"then": (Step(name, {param: Var(param)}, name="again"),)}, layer="libibverbs"),
+            Claim("distinct-descriptions", "distinct", "different values have different descriptions",
+                  "DESCRIPTION, RETURN VALUE", variant=f"all-{len(values)}", layer="libibverbs",
+                  expect=(Expect("ret", "nonzero"),),
+                  params={"count": len(values), "value": "ret", "cycle": values, "cycle_var": param}),
+            *extra,
+        ),
+        tables={"vars": {param: values[0]}},
+        undefined=("modifying the returned string", "a value outside the enum (libibverbs 44 answers \"unknown\")"),
+    )
+
+
+ibv_event_type_str = _enum_string_verb("ibv_event_type_str", "ibv_event_type", "event_type", _EVENT_TYPES)
+ibv_node_type_str = _enum_string_verb("ibv_node_type_str", "ibv_node_type", "node_type", _NODE_TYPES)
+ibv_port_state_str = _enum_string_verb(
+    "ibv_port_state_str", "ibv_port_state", "port_state", _PORT_STATES,
+    extra=(Claim("describes-the-port", "succeeds", "the state ibv_query_port reports for the port under test has "
+                 "a description", "RETURN VALUE", variant="port-under-test", call={"port_state": Dev("port.state")},
+                 expect=(Expect("ret", "nonzero"),), layer="libibverbs"),),
+)
+
+# -- rates -------------------------------------------------------------------------------------------------
+# ibv_rate_to_mbps(3): a rate converts to the number of Mbit/s it stands for. For the lanes after
+# QDR the IBTA signalling rate per lane is not the round number in the enumerator's name (FDR
+# 14.0625, EDR 25.78125, HDR 53.125, NDR 106.25 Gbaud), and libibverbs answers that rate.
+_IBTA_LANE_RATES = Source("ibta", "IBTA Vol. 2 r1.4 (physical layer): signalling rate per lane of SDR, DDR, QDR, "
+                                  "FDR, EDR, HDR and NDR links, times 1, 2, 4, 8 or 12 lanes")
+_RATE_MBPS_NOMINAL = (
+    ("IBV_RATE_2_5_GBPS", 2500), ("IBV_RATE_5_GBPS", 5000), ("IBV_RATE_10_GBPS", 10000),
+    ("IBV_RATE_20_GBPS", 20000), ("IBV_RATE_30_GBPS", 30000), ("IBV_RATE_40_GBPS", 40000),
+    ("IBV_RATE_60_GBPS", 60000), ("IBV_RATE_80_GBPS", 80000), ("IBV_RATE_120_GBPS", 120000),
+)
+_RATE_MBPS_LANES = (
+    ("IBV_RATE_14_GBPS", 14062), ("IBV_RATE_56_GBPS", 56250), ("IBV_RATE_112_GBPS", 112500),
+    ("IBV_RATE_168_GBPS", 168750), ("IBV_RATE_25_GBPS", 25781), ("IBV_RATE_100_GBPS", 103125),
+    ("IBV_RATE_200_GBPS", 206250), ("IBV_RATE_300_GBPS", 309375), ("IBV_RATE_28_GBPS", 28125),
+    ("IBV_RATE_50_GBPS", 53125), ("IBV_RATE_400_GBPS", 425000), ("IBV_RATE_600_GBPS", 637500),
+    ("IBV_RATE_800_GBPS", 850000), ("IBV_RATE_1200_GBPS", 1275000),
+)
+
+ibv_rate_to_mbps = Verb(
+    name="ibv_rate_to_mbps",
+    man="ibv_rate_to_mbps(3)",
+    prototype="int ibv_rate_to_mbps(enum ibv_rate rate);",
+    returns=RETURNS_VALUE,
+    summary="the Mbit/s an IBV_RATE_* value stands for",
+    params=(Param("rate", "enum ibv_rate", flags="ibv_rate"),),
+    claims=(
+        Claim("sdr-ddr-qdr", "exact-table", "a rate of the 2.5 Gbit/s lane family converts to its Mbit/s (5 Gbit/s is "
+              "5000)", "DESCRIPTION", layer="libibverbs", params={"input": "rate", "table": _RATE_MBPS_NOMINAL}),
+        Claim("later-lanes-signalling", "exact-table", "a rate of the FDR, EDR, HDR or NDR lane families converts to "
+              "the transmission (signalling) rate of its lanes in Mbit/s, not the round number of its name",
+              "DESCRIPTION", layer="libibverbs", also=(_IBTA_LANE_RATES,),
+              params={"input": "rate", "table": _RATE_MBPS_LANES}),
+    ),
+    undefined=("IBV_RATE_MAX or a value outside enum ibv_rate (libibverbs 44 answers -1)",),
+)
+
+mbps_to_ibv_rate = Verb(
+    name="mbps_to_ibv_rate",
+    man="ibv_rate_to_mbps(3)",
+    prototype="enum ibv_rate mbps_to_ibv_rate(int mbps);",
+    returns=RETURNS_VALUE,
+    summary="the IBV_RATE_* value for a number of Mbit/s",
+    params=(Param("mbps", "int"),),
+    claims=(
+        Claim("inverse", "exact-table", "each rate's Mbit/s converts back to that rate (5000 is IBV_RATE_5_GBPS)",
+              "DESCRIPTION", layer="libibverbs", also=(_IBTA_LANE_RATES,),
+              params={"input": "mbps", "table": tuple((mbps, rate) for rate, mbps in
+                                                      _RATE_MBPS_NOMINAL + _RATE_MBPS_LANES)}),
+    ),
+    undefined=("a number of Mbit/s that is no rate's exact value, e.g. 100000 (libibverbs 44 answers "
+               "IBV_RATE_MAX)",),
+)
+
+ibv_query_gid_ex = Verb(
+    name="ibv_query_gid_ex",
+    man="ibv_query_gid_ex(3)",
+    prototype="int ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index, "
+    "struct ibv_gid_entry *entry, uint32_t flags);",
+    returns=RETURNS_ERRNO,
+    summary="read one GID table entry with its type and net device; ENODATA for an empty entry",
+    params=(
+        CONTEXT,
+        Param("port_num", "uint32_t", default=Dev("port_num")),
+        Param("gid_index", "uint32_t", default=Dev("gid_index")),
+        Param("entry", "struct ibv_gid_entry *", "out"),
+        Param("flags", "uint32_t", default=0, doc="must be 0 for now"),
+    ),
+    errors=(
+        Error("ENODATA", "gid_index is inside the port's table but the entry holds no GID",
+              untestable="no device fact says which entry is empty, and the catalogue has no value for 'the first "
+              "empty entry' (ibv_query_gid_table returns only valid ones)"),
+    ),
+    claims=(
+        Claim("entry-fields", "succeeds", "a valid entry holds the GID, echoes the index and port asked for, and "
+              "has a documented GID type", "ARGUMENTS", variant="gid-under-test",
+              expect=(Expect("entry.gid", "==", Dev("gid")), Expect("entry.gid_index", "==", Arg("gid_index")),
+                      Expect("entry.port_num", "==", Arg("port_num")),
+                      Expect("entry.gid_type", "in", ("IBV_GID_TYPE_IB", "IBV_GID_TYPE_ROCE_V1",
+                                                      "IBV_GID_TYPE_ROCE_V2")))),
+        Claim("gid-type-of-link", "succeeds", "a RoCE port's GIDs are of a RoCE type, and only those have a net "
+              "device (ndev_ifindex is 0 when there is none)", "ARGUMENTS", variant="gid-under-test",
+              transports=IB_TRANSPORTS,
+              expect=(Expect("entry.gid_type", "!=", "IBV_GID_TYPE_IB", transports=("roce",)),
+                      Expect("entry.ndev_ifindex", "nonzero", transports=("roce",)),
+                      Expect("entry.gid_type", "==", "IBV_GID_TYPE_IB", transports=("ib",)),
+                      Expect("entry.ndev_ifindex", "zero", transports=("ib",)))),
+        Claim("flags-must-be-zero", "refused", "flags is for future fields and must be 0: any bit set is refused",
+              "ARGUMENTS", over={"bit": (0, 1, 31)}, variant="flags-bit{bit}",
+              call={"flags": Flags(bits=(Var("bit"),))},
+              errnos=("*",), layer="kernel"),
+        Claim("beyond-the-table", "refused", "an index at or past the table's length fails (ENODATA is for an "
+              "empty entry inside the table; the page names no errno for this)", "ERRORS", variant="gid_tbl_len",
+              call={"gid_index": Dev("port.gid_tbl_len")}, errnos=("*",), layer="kernel"),
+        Claim("bad-port", "refused", "a port outside 1..phys_port_cnt fails (the page names no errno)", "ARGUMENTS",
+              over={("where", "port"): (("port-0", 0), ("beyond-last", Dev("attr.phys_port_cnt", plus=1)))},
+              variant="{where}", call={"port_num": Var("port")}, errnos=("*",), layer="kernel"),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),)),
+)
+
+# Room for the whole table of the port under test (the valid entries of all ports, on a one-port device).
+_GID_TABLE_ROOM = Dev("port.gid_tbl_len")
+_GID_TABLE_LARGE = 4096  # more room than any table needs: 128 KiB of entries
+
+ibv_query_gid_table = Verb(
+    name="ibv_query_gid_table",
+    man="ibv_query_gid_table(3)",
+    prototype="ssize_t ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, "
+    "size_t max_entries, uint32_t flags);",
+    returns=RETURNS_NEG_ERRNO,
+    summary="the valid GID entries of all ports; their number, or a negative errno",
+    params=(
+        CONTEXT,
+        Param("entries", "struct ibv_gid_entry *", default=Buffer(Dev("port.gid_tbl_len", times=32)),
+              doc="room for max_entries entries (32 bytes each)"),
+        Param("max_entries", "size_t", default=_GID_TABLE_ROOM),
+        Param("flags", "uint32_t", default=0, doc="must be 0 for now"),
+    ),
+    claims=(
+        Claim("counts-valid-entries", "succeeds", "with room enough the call returns how many valid entries it "
+              "wrote: at least the GID under test, at most max_entries", "DESCRIPTION, RETURN VALUE",
+              variant="room-for-gid_tbl_len", expect=(Expect("ret", ">=", 1), Expect("ret", "<=", Arg("max_entries")))),
+        Claim("more-room-than-needed", "succeeds", "an array larger than the valid entries need is fine: the page "
+              "asks only that it hold them all", "DESCRIPTION", variant="room-for-4096", layer="libibverbs",
+              call={"entries": Buffer(_GID_TABLE_LARGE * 32), "max_entries": _GID_TABLE_LARGE},
+              expect=(Expect("ret", ">=", 1),)),
+        Claim("too-small", "refused", "when there are more valid entries than max_entries the call fails (here: "
+              "none fit in 0, and the device has its GID under test)", "DESCRIPTION", variant="max_entries-0",
+              call={"max_entries": 0}, layer="kernel"),
+        Claim("flags-must-be-zero", "refused", "flags is for future fields and must be 0: any bit set is refused",
+              "ARGUMENTS", over={"bit": (0, 1, 31)}, variant="flags-bit{bit}",
+              call={"flags": Flags(bits=(Var("bit"),))},
+              layer="kernel"),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),)),
+    undefined=("a max_entries larger than the entries array",),
+)
+
+ibv_get_pkey_index = Verb(
+    name="ibv_get_pkey_index",
+    man="ibv_get_pkey_index(3)",
+    prototype="int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey);",
+    returns=RETURNS_COUNT,
+    summary="the index of a P_Key (network byte order) in the port's P_Key table; -1 on error",
+    params=(CONTEXT, Param("port_num", "uint8_t", default=Dev("port_num")), Param("pkey", "__be16", default=0xFFFF)),
+    claims=(
+        Claim("finds-entry-0", "succeeds", "the P_Key of entry 0, as ibv_query_pkey reads it, is found at index 0",
+              "DESCRIPTION", variant="pkey-of-index-0", transports=IB_TRANSPORTS, layer="libibverbs",
+              steps=(Step("ibv_query_pkey", {"index": 0}, name="entry0"),), call={"pkey": Ref("entry0", "pkey")},
+              expect=(Expect("ret", "==", 0),)),
+        Claim("absent-pkey", "refused", "a P_Key the table does not hold gives -1 (0x0000 is never a valid P_Key)",
+              "RETURN VALUE", variant="pkey-0x0000", call={"pkey": 0}, transports=IB_TRANSPORTS, layer="libibverbs",
+              also=(Source("ibta", "IBTA Vol. 1 r1.7, partitioning (P_Key 0x0000 is invalid)"),)),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),)),
+)
+
+ibv_query_rt_values_ex = Verb(
+    name="ibv_query_rt_values_ex",
+    man="ibv_query_rt_values_ex(3)",
+    prototype="int ibv_query_rt_values_ex(struct ibv_context *context, struct ibv_values_ex *values);",
+    returns=RETURNS_ERRNO,
+    summary="read real-time values of the device (its raw clock); comp_mask says which, in and out",
+    params=(CONTEXT, Param("values", "struct ibv_values_ex *", "inout",
+                           default={"comp_mask": "IBV_VALUES_MASK_RAW_CLOCK"}, flags="ibv_values_mask")),
+    claims=(
+        Claim("raw-clock", "succeeds", "asking for the raw clock fills it and marks it, and only it, in comp_mask",
+              "DESCRIPTION, NOTES", variant="IBV_VALUES_MASK_RAW_CLOCK", needs=(Cap("attr_ex.hca_core_clock"),),
+              expect=(Expect("values.comp_mask", "==", "IBV_VALUES_MASK_RAW_CLOCK"),)),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),)),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no query_rt_values op (libibverbs' default answers "
+                                            "EOPNOTSUPP)"}},
+)
+
 # --- end section: breadth A -------------------------------------------------------------------------------
 
 # --- section: breadth B (SRQ and XRC, QPs beyond the seeds, AH, multicast, WQ and RWQ tables, flow actions,
