@@ -16,6 +16,7 @@ from pytest_rdma.catalogue.model import (
     IB_TRANSPORTS,
     RETURNS_COUNT,
     RETURNS_ERRNO,
+    RETURNS_NEG_CODE,
     RETURNS_NEG_ERRNO,
     RETURNS_POINTER,
     RETURNS_VALUE,
@@ -1221,9 +1222,12 @@ ibv_alloc_pd = Verb(
         Claim("distinct-pds", "distinct", "each call returns a new PD with its own handle, and ibv_dealloc_pd of an "
               "unused PD returns 0", "DESCRIPTION, RETURN VALUE", variant="x16",
               params={"count": 16, "value": "ret.handle"}),
+        Claim("of-the-context", "succeeds", "the PD belongs to the context it was allocated for", "DESCRIPTION",
+              variant="context-under-test", expect=(Expect("ret.context", "==", Need("context")),)),
     ),
     contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("pd"),),
                       destroyed_by="ibv_dealloc_pd", makes=True),
+    undefined=("allocating on a closed context",),
 )
 
 ibv_dealloc_pd = Verb(
@@ -1242,9 +1246,22 @@ ibv_dealloc_pd = Verb(
               "usable", "DESCRIPTION", errnos=("EBUSY",),
               steps=(Step("ibv_create_qp", {"pd": Need("pd")}),),
               params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)}),
+        Claim("busy-with-srq", "refused", "freeing a PD that an SRQ still uses fails with EBUSY, and the PD stays "
+              "usable", "NOTES", errnos=("EBUSY",), needs=(Cap("attr.max_srq"),),
+              steps=(Step("ibv_create_srq", {"pd": Need("pd")}),),
+              params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)}),
+        Claim("busy-with-mw", "refused", "freeing a PD that a memory window still uses fails with EBUSY, and the PD "
+              "stays usable", "NOTES", errnos=("EBUSY",), needs=(Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW"),),
+              steps=(Step("ibv_alloc_mw", {"pd": Need("pd")}),),
+              params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)}),
+        Claim("frees-unused", "succeeds", "freeing a PD nothing uses returns 0", "RETURN VALUE", variant="fresh-pd",
+              expect=(Expect("ret", "==", 0),)),
     ),
-    errors=(Error("EBUSY", "the PD is still in use", covered_by=("busy-with-mr", "busy-with-qp")),),
+    errors=(Error("EBUSY", "the PD is still in use",
+                  covered_by=("busy-with-mr", "busy-with-qp", "busy-with-srq", "busy-with-mw")),),
     contract=Contract(destroys=(Resource("pd", role="pd"),)),
+    undefined=("freeing a PD twice", "using a PD after it was freed",
+               "freeing a parent domain while objects made on it exist"),
 )
 
 ibv_create_cq = Verb(
@@ -1337,10 +1354,54 @@ ibv_reg_mr = Verb(
                   ("REMOTE_ATOMIC", "IBV_ACCESS_REMOTE_ATOMIC"),
                   ("REMOTE_WRITE+REMOTE_READ", "IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ"))},
               variant="{name}-without-LOCAL_WRITE", call={"access": Var("access")}),
+        Claim("describes-the-buffer", "succeeds", "the MR reports the buffer, the length and the PD it was "
+              "registered with", "DESCRIPTION, RETURN VALUE", variant="4096-bytes",
+              expect=(Expect("ret.addr", "==", Arg("addr")), Expect("ret.length", "==", Arg("length")),
+                      Expect("ret.pd", "==", Arg("pd")))),
+        Claim("documented-access", "succeeds", "access 0 (local read only) and each combination of documented flags "
+              "that keeps the local-write rule register", "DESCRIPTION",
+              over={("name", "access", "needs"): (
+                  ("0", 0, ()),
+                  ("REMOTE_READ", "IBV_ACCESS_REMOTE_READ", ()),
+                  ("LOCAL_WRITE+REMOTE_WRITE", "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE", ()),
+                  ("LOCAL_WRITE+REMOTE_WRITE+REMOTE_READ",
+                   "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ", ()),
+                  ("LOCAL_WRITE+REMOTE_ATOMIC", "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC",
+                   (Cap("attr.atomic_cap"),)),
+                  ("LOCAL_WRITE+MW_BIND", "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND",
+                   (Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW"),)),
+                  ("LOCAL_WRITE+ZERO_BASED", "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED", ()),
+              )},
+              variant="access-{name}", needs=Var("needs"), call={"access": Var("access")}),
+        Claim("relaxed-ordering-is-a-hint", "succeeds", "IBV_ACCESS_RELAXED_ORDERING allows the system to reorder: "
+              "a registration asking for it succeeds whether or not the device reorders", "DESCRIPTION",
+              variant="LOCAL_WRITE+RELAXED_ORDERING",
+              call={"access": "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING"},
+              layer="libibverbs", also=(Source("header", "verbs.h: IBV_ACCESS_OPTIONAL_RANGE flags may be ignored"),)),
+        Claim("undocumented-access-bits", "refused", "an access bit that is no documented flag (nor in the optional "
+              "range) makes the registration fail", "DESCRIPTION", over={"bit": (10, 15, 19, 30, 31)},
+              variant="LOCAL_WRITE+bit{bit}", call={"access": Flags(("IBV_ACCESS_LOCAL_WRITE",), bits=(Var("bit"),))},
+              layer="kernel", also=(Source("kernel", "drivers/infiniband/core/uverbs_cmd.c ib_check_mr_access()"),)),
+        Claim("on-demand-paging", "gated", "IBV_ACCESS_ON_DEMAND makes an on-demand-paging MR where the device "
+              "advertises ODP, and is refused where it does not", "DESCRIPTION", variant="LOCAL_WRITE+ON_DEMAND",
+              call={"access": "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND"},
+              params={"gate": Cap("attr_ex.odp_caps.general_caps&IBV_ODP_SUPPORT")}, layer="kernel",
+              also=(Source("man", "ibv_query_device_ex(3)", "DESCRIPTION"),)),
+        Claim("implicit-odp", "gated", "addr 0, length SIZE_MAX and IBV_ACCESS_ON_DEMAND register the whole address "
+              "space where implicit ODP is advertised", "DESCRIPTION", variant="addr-0-length-SIZE_MAX",
+              call={"addr": None, "length": 0xFFFFFFFFFFFFFFFF,
+                    "access": "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND"},
+              params={"gate": Cap("attr_ex.odp_caps.general_caps&IBV_ODP_SUPPORT_IMPLICIT"), "only": "advertised"},
+              layer="kernel"),
+        Claim("local-read-and-keys", "untestable", "local read is always granted, the lkey serves in local SGEs and "
+              "the rkey in remote operations, and remote access needs the remote flags", "DESCRIPTION, RETURN VALUE",
+              untestable="needs posted work requests and completions: data path"),
     ),
     contract=Contract(requires=(Resource("pd", role="pd"),), produces=(Resource("mr"),), destroyed_by="ibv_dereg_mr",
                       makes=True),
     tables={"vars": {"length": 4096}},
+    undefined=("changing or unmapping a registered buffer while the device may access it",
+               "IBV_ACCESS_HUGETLB on memory that is not all huge pages (a promise of the application)"),
 )
 
 ibv_dereg_mr = Verb(
@@ -1349,8 +1410,15 @@ ibv_dereg_mr = Verb(
     prototype="int ibv_dereg_mr(struct ibv_mr *mr);",
     returns=RETURNS_ERRNO,
     summary="deregister a memory region; 0 or an errno",
-    params=(Param("mr", "struct ibv_mr *"),),
+    params=(Param("mr", "struct ibv_mr *", default=Need("mr")),),
+    claims=(
+        Claim("deregisters", "succeeds", "deregistering an MR nothing uses returns 0", "RETURN VALUE",
+              variant="fresh-mr", expect=(Expect("ret", "==", 0),)),
+        Claim("busy-with-bound-window", "untestable", "deregistering an MR that a memory window is bound to fails",
+              "NOTES", untestable="binding a window needs a QP in RTS and the bind's completion: data path"),
+    ),
     contract=Contract(destroys=(Resource("mr", role="mr"),)),
+    undefined=("deregistering twice", "using the keys of a deregistered MR"),
 )
 # --- end section: resources -------------------------------------------------------------------
 
@@ -1552,6 +1620,49 @@ ibv_unimport_mr = Verb(
     undefined=("unimporting twice",),
 )
 
+_DM = Cap("attr_ex.max_dm_size")  # device memory: ibv_alloc_dm(3) NOTES bounds it by max_dm_size
+
+ibv_import_dm = Verb(
+    name="ibv_import_dm",
+    man="ibv_import_dm(3)",
+    prototype="struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle);",
+    returns=RETURNS_POINTER,
+    summary="a DM object for the device memory with handle dm_handle in context; NULL with errno on failure",
+    params=(CONTEXT, Param("dm_handle", "uint32_t", default=Ref("original", "handle"))),
+    claims=(
+        Claim("same-memory", "succeeds", "the imported DM has the original's handle, and unimporting it leaves the "
+              "original allocated (it still copies and frees)", "DESCRIPTION", variant="own-context", needs=(_DM,),
+              steps=(Step("ibv_alloc_dm", name="original"),),
+              expect=(Expect("ret.handle", "==", Ref("original", "handle")),),
+              params={"then": (Step("ibv_unimport_dm", {"dm": Ref("call")}),
+                               Step("ibv_memcpy_to_dm", {"dm": Ref("original")}),
+                               Step("ibv_free_dm", {"dm": Ref("original")}))}),
+        Claim("unknown-handle", "refused", "a handle that names no DM gives NULL and sets errno", "RETURN VALUE",
+              variant="handle-0xffffffff", call={"dm_handle": _BAD_HANDLE}, layer="kernel"),
+        Claim("free-through-import", "succeeds", "ibv_free_dm on the imported DM frees the device memory: its handle "
+              "no longer imports, and the original may then only be unimported", "DESCRIPTION",
+              variant="own-context", needs=(_DM,), steps=(Step("ibv_alloc_dm", name="original"),),
+              params={"then": (Step("ibv_free_dm", {"dm": Ref("call")}),
+                               Step("ibv_import_dm", {"dm_handle": Ref("original", "handle")}, expect="fails"),
+                               Step("ibv_unimport_dm", {"dm": Ref("original")}))}),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("dm"),),
+                      destroyed_by="ibv_unimport_dm"),
+    tables={"not_supported": _IMPORT_UNSUPPORTED},
+    undefined=("using a DM object after the memory was freed through another one, except to unimport it",),
+)
+
+ibv_unimport_dm = Verb(
+    name="ibv_unimport_dm",
+    man="ibv_import_dm(3)",
+    prototype="void ibv_unimport_dm(struct ibv_dm *dm);",
+    returns=RETURNS_VOID,
+    summary="release an imported DM object without freeing the device memory",
+    params=(Param("dm", "struct ibv_dm *"),),
+    contract=Contract(destroys=(Resource("dm", role="dm"),)),
+    undefined=("unimporting twice",),
+)
+
 # -- fork support -------------------------------------------------------------------------------------
 _FRESH_PROCESS = ("fork support is process-wide and permanent: whether ibv_fork_init succeeds depends on "
                   "whether this process registered memory before, so it needs a fresh process (the suite "
@@ -1704,6 +1815,24 @@ mbps_to_ibv_rate = Verb(
                "IBV_RATE_MAX)",),
 )
 
+ibv_inc_rkey = Verb(
+    name="ibv_inc_rkey",
+    man="ibv_inc_rkey(3)",
+    prototype="uint32_t ibv_inc_rkey(uint32_t rkey);",
+    returns=RETURNS_VALUE,
+    summary="a new rkey: the 8 low bits (the tag) plus one, the 24 index bits unchanged",
+    params=(Param("rkey", "uint32_t"),),
+    claims=(
+        Claim("increments-tag", "exact-table", "the low byte goes up by one and the upper 24 bits stay",
+              "DESCRIPTION, NOTES", layer="libibverbs",
+              params={"input": "rkey", "table": ((0x12345678, 0x12345679), (0, 1), (0xABCDEF00, 0xABCDEF01))}),
+        Claim("tag-wraps", "exact-table", "a tag of 0xff wraps to 0 without carrying into the index bits",
+              "NOTES", layer="libibverbs",
+              params={"input": "rkey", "table": ((0x123456FF, 0x12345600), (0xFFFFFFFF, 0xFFFFFF00))}),
+    ),
+)
+
+# -- ports, GIDs and P_Keys, real-time values ----------------------------------------------------------
 ibv_query_gid_ex = Verb(
     name="ibv_query_gid_ex",
     man="ibv_query_gid_ex(3)",
@@ -1824,6 +1953,530 @@ ibv_query_rt_values_ex = Verb(
     contract=Contract(requires=(Resource("context", role="context"),)),
     tables={"not_supported": {"EOPNOTSUPP": "the provider has no query_rt_values op (libibverbs' default answers "
                                             "EOPNOTSUPP)"}},
+)
+
+# -- thread and parent domains -------------------------------------------------------------------------
+ibv_alloc_td = Verb(
+    name="ibv_alloc_td",
+    man="ibv_alloc_td(3)",
+    prototype="struct ibv_td *ibv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *init_attr);",
+    returns=RETURNS_POINTER,
+    summary="allocate a thread domain (objects under it may skip locking); NULL with errno on failure",
+    params=(CONTEXT, Param("init_attr", "struct ibv_td_init_attr *", default={"comp_mask": 0})),
+    claims=(
+        Claim("allocates", "succeeds", "a thread domain is allocated for the context", "DESCRIPTION",
+              variant="comp_mask-0", expect=(Expect("ret.context", "==", Need("context")),)),
+        Claim("in-a-parent-domain", "succeeds", "a thread domain can go into a parent domain, which then makes "
+              "objects (a CQ-backed QP)", "DESCRIPTION", variant="parent-domain-qp",
+              params={"then": (Step("ibv_alloc_parent_domain", {"attr.td": Ref("call")}, name="parent"),
+                               Step("ibv_create_qp", {"pd": Ref("parent")}))}),
+        Claim("thread-safety", "untestable", "objects are safe for use from many threads by default, with or "
+              "without a thread domain", "DESCRIPTION",
+              untestable="needs concurrent traffic from several threads; the lack of a race is not observable "
+              "by a single check"),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("td"),),
+                      destroyed_by="ibv_dealloc_td", makes=True),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no thread domains (libibverbs' default alloc_td "
+                                            "answers EOPNOTSUPP)"}},
+    undefined=("using objects made under a thread domain from several threads at once",),
+)
+
+ibv_dealloc_td = Verb(
+    name="ibv_dealloc_td",
+    man="ibv_alloc_td(3)",
+    prototype="int ibv_dealloc_td(struct ibv_td *td);",
+    returns=RETURNS_ERRNO,
+    summary="free a thread domain; 0 or an errno",
+    params=(Param("td", "struct ibv_td *", default=Need("td")),),
+    claims=(
+        Claim("frees-unused", "succeeds", "freeing a thread domain nothing uses returns 0", "RETURN VALUE",
+              variant="fresh-td", expect=(Expect("ret", "==", 0),)),
+    ),
+    contract=Contract(requires=(Resource("td", role="td"),), destroys=(Resource("td", role="td"),)),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no thread domains (libibverbs' default dealloc_td "
+                                            "answers EOPNOTSUPP)"}},
+    undefined=("freeing a thread domain twice", "freeing a thread domain while objects made under it exist "
+               "(the page asks to destroy them first)"),
+)
+
+ibv_alloc_parent_domain = Verb(
+    name="ibv_alloc_parent_domain",
+    man="ibv_alloc_parent_domain(3)",
+    prototype="struct ibv_pd *ibv_alloc_parent_domain(struct ibv_context *context, "
+    "struct ibv_parent_domain_init_attr *attr);",
+    returns=RETURNS_POINTER,
+    summary="a parent domain (a PD extended with a thread domain, allocators); freed with ibv_dealloc_pd",
+    params=(
+        CONTEXT,
+        Param("attr", "struct ibv_parent_domain_init_attr *", default={"pd": Need("pd"), "td": None, "comp_mask": 0},
+              flags="ibv_parent_domain_init_attr_mask", doc="pd is required; td optional; comp_mask for the rest"),
+    ),
+    claims=(
+        Claim("allocates", "succeeds", "a parent domain over a PD is a new struct ibv_pd of the same context",
+              "DESCRIPTION", variant="over-a-pd",
+              expect=(Expect("ret.context", "==", Need("context")),)),
+        Claim("interchangeable-with-pd", "succeeds", "the parent domain works wherever a PD does: an MR registers "
+              "and a QP is created on it", "DESCRIPTION", variant="mr-and-qp",
+              params={"then": (Step("ibv_reg_mr", {"pd": Ref("call")}), Step("ibv_create_qp", {"pd": Ref("call")}))}),
+        Claim("pd-required", "refused", "attr.pd cannot be NULL", "DESCRIPTION, ARGUMENTS", variant="pd-NULL",
+              call={"attr.pd": None}),
+        Claim("unknown-comp-mask", "refused", "comp_mask bits outside enum ibv_parent_domain_init_attr_mask are "
+              "refused", "ARGUMENTS", over={"bit": (2, 3, 31)}, variant="comp_mask-bit{bit}",
+              steps=(Step("ibv_alloc_parent_domain"),), call={"attr.comp_mask": Flags(bits=(Var("bit"),))}),
+        Claim("allocators", "untestable", "with IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS the provider takes the "
+              "buffers of objects made on the parent domain from alloc and gives them back through free",
+              "ARGUMENTS", untestable="needs C callbacks that count their calls; the catalogue has no value for a "
+              "callback"),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"), Resource("pd", role="attr.pd")),
+                      produces=(Resource("parent_domain"),), destroyed_by="ibv_dealloc_pd", makes=True),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no parent domains (libibverbs' default "
+                                            "alloc_parent_domain answers EOPNOTSUPP)"}},
+    undefined=("an alloc callback that returns memory not zeroed or that fork may copy",
+               "ibv_unimport_pd on a parent domain"),
+)
+
+# -- memory regions ----------------------------------------------------------------------------------------
+_MW = Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW")
+_MW_TYPE_2 = Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW_TYPE_2A|IBV_DEVICE_MEM_WINDOW_TYPE_2B")
+_ODP = Cap("attr_ex.odp_caps.general_caps&IBV_ODP_SUPPORT")
+_ODP_ACCESS = "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND"
+_MR_SGE = {"addr": Ref("region", "addr"), "length": 4096, "lkey": Ref("region", "lkey")}  # the step "region"
+
+ibv_reg_mr_iova = Verb(
+    name="ibv_reg_mr_iova",
+    man="ibv_reg_mr(3)",
+    prototype="struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, "
+    "int access);",
+    returns=RETURNS_POINTER,
+    summary="register memory whose keys address it from a chosen virtual base (hca_va; the header calls it iova)",
+    params=(
+        Param("pd", "struct ibv_pd *", default=Need("pd")),
+        Param("addr", "void *", default=Buffer(8192)),
+        Param("length", "size_t", default=8192),
+        Param("hca_va", "uint64_t", default=0x10000000),
+        Param("access", "int", default="IBV_ACCESS_LOCAL_WRITE", flags="ibv_access_flags"),
+    ),
+    claims=(
+        Claim("registers", "succeeds", "a registration with a chosen base address describes the host buffer (addr, "
+              "length) in the MR", "DESCRIPTION", over={"hca_va": (0x10000000, 0)}, variant="hca_va-{hca_va}",
+              call={"hca_va": Var("hca_va")},
+              expect=(Expect("ret.addr", "==", Arg("addr")), Expect("ret.length", "==", Arg("length"))),
+              params={"then": (Step("ibv_dereg_mr", {"mr": Ref("call")}),)}),
+        Claim("addressing", "untestable", "through the keys, byte hca_va+k is the k-th byte of the buffer; hca_va 0 "
+              "works as IBV_ACCESS_ZERO_BASED", "DESCRIPTION", untestable="needs RDMA traffic: data path"),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"),), produces=(Resource("mr"),), destroyed_by="ibv_dereg_mr"),
+)
+
+ibv_reg_dmabuf_mr = Verb(
+    name="ibv_reg_dmabuf_mr",
+    man="ibv_reg_mr(3)",
+    prototype="struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, "
+    "int fd, int access);",
+    returns=RETURNS_POINTER,
+    summary="register part of a dma-buf (fd) as an MR; NULL on failure",
+    params=(
+        Param("pd", "struct ibv_pd *", default=Need("pd")),
+        Param("offset", "uint64_t", default=0),
+        Param("length", "size_t", default=4096),
+        Param("iova", "uint64_t", default=0),
+        Param("fd", "int", default=-1, doc="a dma-buf file descriptor"),
+        Param("access", "int", default="IBV_ACCESS_LOCAL_WRITE", flags="ibv_access_flags"),
+    ),
+    claims=(
+        Claim("not-a-dmabuf", "refused", "a descriptor that is no dma-buf is refused", "DESCRIPTION",
+              variant="fd--1", call={"fd": -1}, layer="kernel"),
+        Claim("registers-dmabuf", "untestable", "a dma-buf range registers; iova must share the page offset of "
+              "offset, and only LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC and RELAXED_ORDERING are "
+              "accepted", "DESCRIPTION", untestable="needs a dma-buf exporter (udmabuf or a GPU driver) and a value "
+              "for its descriptor; the catalogue has neither"),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"),), produces=(Resource("mr"),), destroyed_by="ibv_dereg_mr"),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider cannot register dma-bufs (libibverbs' default "
+                                            "reg_dmabuf_mr answers EOPNOTSUPP)"}},
+    undefined=("closing or truncating the dma-buf while the MR exists",),
+)
+
+_REREG_INPUT = Expect("ret", "==", "IBV_REREG_MR_ERR_INPUT")
+_STILL_REGISTERED = {"then": (Step("ibv_dereg_mr", {"mr": Need("mr")}),)}
+
+ibv_rereg_mr = Verb(
+    name="ibv_rereg_mr",
+    man="ibv_rereg_mr(3)",
+    prototype="int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length, "
+    "int access);",
+    returns=RETURNS_NEG_CODE,
+    summary="change an MR's translation, PD or access; 0, or an enum ibv_rereg_mr_err_code saying if the MR is valid",
+    params=(
+        Param("mr", "struct ibv_mr *", default=Need("mr")),
+        Param("flags", "int", default="IBV_REREG_MR_CHANGE_ACCESS", flags="ibv_rereg_mr_flags"),
+        Param("pd", "struct ibv_pd *", nullable=True),
+        Param("addr", "void *", nullable=True),
+        Param("length", "size_t", default=0),
+        Param("access", "int", default="IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ", flags="ibv_access_flags"),
+    ),
+    errors=(
+        Error("errno", "IBV_REREG_MR_ERR_INPUT: libibverbs found the input invalid; the old MR is still valid",
+              covered_by=("unknown-flags", "access-without-change-access", "translation-needs-range",
+                          "only-registered-mrs")),
+        Error("errno", "IBV_REREG_MR_ERR_CMD: the command failed; the MR must not be used, only deregistered",
+              untestable="no input is known to make a provider's rereg_mr command fail while libibverbs accepts it"),
+        Error("errno", "IBV_REREG_MR_ERR_DONT_FORK_NEW / DO_FORK_OLD / CMD_AND_DO_FORK_NEW: madvise on the new or "
+              "old range failed with fork support on", untestable="madvise cannot be made to fail on a mapped range"),
+    ),
+    claims=(
+        Claim("changes-access", "succeeds", "changing only the access flags succeeds and keeps the MR's range and PD",
+              "DESCRIPTION", variant="LOCAL_WRITE-to-LOCAL_WRITE+REMOTE_READ",
+              steps=(Step("ibv_reg_mr", name="region"),),
+              call={"mr": Ref("region")},
+              expect=(Expect("region.ret.length", "==", 4096), Expect("region.ret.pd", "==", Need("pd")))),
+        Claim("changes-pd", "succeeds", "IBV_REREG_MR_CHANGE_PD moves the MR to the given PD", "DESCRIPTION",
+              variant="to-a-second-pd", steps=(Step("ibv_reg_mr", name="region"),),
+              call={"mr": Ref("region"), "flags": "IBV_REREG_MR_CHANGE_PD", "pd": Need("pd", label="second"),
+                    "access": 0},
+              expect=(Expect("region.ret.pd", "==", Need("pd", label="second")),)),
+        Claim("changes-translation", "succeeds", "IBV_REREG_MR_CHANGE_TRANSLATION moves the MR to the new address "
+              "and length", "DESCRIPTION", variant="to-an-8k-buffer", steps=(Step("ibv_reg_mr", name="region"),),
+              call={"mr": Ref("region"), "flags": "IBV_REREG_MR_CHANGE_TRANSLATION", "addr": Buffer(8192),
+                    "length": 8192, "access": 0},
+              expect=(Expect("region.ret.addr", "==", Arg("addr")), Expect("region.ret.length", "==", 8192))),
+        Claim("unknown-flags", "refused", "a flags bit beyond the three defined is an input error; the MR stays valid "
+              "(it deregisters)", "RETURN VALUE, DESCRIPTION", over={"bit": (3, 4, 30)}, variant="flags-bit{bit}",
+              call={"flags": Flags(bits=(Var("bit"),)), "access": 0}, expect=(_REREG_INPUT,), layer="libibverbs",
+              params=_STILL_REGISTERED),
+        Claim("access-without-change-access", "refused", "access is only for IBV_REREG_MR_CHANGE_ACCESS: access "
+              "flags without it are an input error, and the MR stays valid", "DESCRIPTION, RETURN VALUE",
+              variant="CHANGE_PD-with-access", call={"flags": "IBV_REREG_MR_CHANGE_PD", "pd": Need("pd"),
+                                                     "access": "IBV_ACCESS_LOCAL_WRITE"},
+              expect=(_REREG_INPUT,), layer="libibverbs", params=_STILL_REGISTERED),
+        Claim("translation-needs-range", "refused", "IBV_REREG_MR_CHANGE_TRANSLATION without an address or a length "
+              "is an input error, and the MR stays valid", "DESCRIPTION, RETURN VALUE",
+              over={("what", "addr", "length"): (("addr-NULL", None, 4096), ("length-0", Buffer(4096), 0))},
+              variant="{what}", call={"flags": "IBV_REREG_MR_CHANGE_TRANSLATION", "addr": Var("addr"),
+                                      "length": Var("length"), "access": 0},
+              expect=(_REREG_INPUT,), layer="libibverbs", params=_STILL_REGISTERED),
+        Claim("only-registered-mrs", "refused", "a null MR cannot be re-registered: an input error, and it still "
+              "deregisters", "DESCRIPTION", variant="null-mr", steps=(Step("ibv_alloc_null_mr", name="null"),),
+              call={"mr": Ref("null")}, expect=(_REREG_INPUT,), layer="libibverbs",
+              params={"then": (Step("ibv_dereg_mr", {"mr": Ref("null")}),)},
+              also=(Source("man", "ibv_alloc_null_mr(3)", "DESCRIPTION"),)),
+        Claim("dereg-after-failure", "untestable", "even after a failure the MR is deregistered with ibv_dereg_mr",
+              "NOTES", untestable="shown by every refusal claim here, whose MR deregisters afterwards"),
+    ),
+    contract=Contract(requires=(Resource("mr", role="mr"),)),
+    # libibverbs' default rereg_mr sets errno EOPNOTSUPP, and ibv_rereg_mr reports IBV_REREG_MR_ERR_CMD.
+    tables={"not_supported": {"EOPNOTSUPP": "the provider cannot re-register (libibverbs' default rereg_mr sets "
+                                            "EOPNOTSUPP)"}},
+    undefined=("using the MR, other than to deregister it, after IBV_REREG_MR_ERR_CMD or "
+               "IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW", "re-registering while work requests use the MR"),
+)
+
+ibv_advise_mr = Verb(
+    name="ibv_advise_mr",
+    man="ibv_advise_mr(3)",
+    prototype="int ibv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, "
+    "struct ibv_sge *sg_list, uint32_t num_sge);",
+    returns=RETURNS_ERRNO,
+    summary="advise the kernel about ranges of on-demand-paging MRs (prefetch); 0 or an errno",
+    params=(
+        Param("pd", "struct ibv_pd *", default=Need("pd")),
+        Param("advice", "enum ibv_advise_mr_advice", default="IBV_ADVISE_MR_ADVICE_PREFETCH",
+              flags="ibv_advise_mr_advice"),
+        Param("flags", "uint32_t", default="IBV_ADVISE_MR_FLAG_FLUSH", doc="0 or IBV_ADVISE_MR_FLAG_FLUSH"),
+        Param("sg_list", "struct ibv_sge *", default=_MR_SGE),
+        Param("num_sge", "uint32_t", default=1),
+    ),
+    errors=(
+        Error("EOPNOTSUPP", "libibverbs or the provider does not implement the verb",
+              untestable="the answer of a device without the verb: checks report it as unsupported "
+              "(tables['not_supported'])"),
+        Error("ENOTSUP", "the advice is not supported (the same number as EOPNOTSUPP on Linux)",
+              covered_by=("unknown-advice",)),
+        Error("EFAULT", "a range lies outside its MR or the process, or an lkey is invalid or lacks write access",
+              covered_by=("outside-the-mr",)),
+        Error("EINVAL", "the PD or the flags are invalid, or the range is a window's", covered_by=("unknown-flags",)),
+        Error("EPERM", "an lkey outside the caller's scope, or PREFETCH_WRITE on an MR without write access",
+              covered_by=("write-needs-writable-mr",)),
+        Error("ENOENT", "the lkeys do not match the MRs", covered_by=("unknown-lkey",)),
+        Error("ENOMEM", "not enough memory", untestable="cannot exhaust kernel memory safely on a shared lab VM"),
+        Error("ENOSYS", "old libibverbs answered this instead of EOPNOTSUPP",
+              untestable="libibverbs 44 answers EOPNOTSUPP; only an older library gives ENOSYS"),
+    ),
+    claims=(
+        Claim("prefetch", "succeeds", "prefetching a range of an on-demand-paging MR succeeds, for each advice, "
+              "synchronous or not", "DESCRIPTION, NOTES",
+              over={"advice": ("IBV_ADVISE_MR_ADVICE_PREFETCH", "IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE",
+                               "IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT"),
+                    ("sync", "flags"): (("flush", "IBV_ADVISE_MR_FLAG_FLUSH"), ("async", 0))},
+              variant="{advice}-{sync}", needs=(_ODP,), steps=(Step("ibv_reg_mr", {"access": _ODP_ACCESS},
+                                                                     name="region"),),
+              call={"advice": Var("advice"), "flags": Var("flags")}),
+        Claim("prefetch-needs-odp", "refused", "prefetch applies to on-demand-paging MRs only: the lkey of a pinned "
+              "MR is refused", "ARGUMENTS", variant="pinned-mr", needs=(_ODP,),
+              steps=(Step("ibv_reg_mr", name="region"),)),
+        Claim("outside-the-mr", "refused", "a range running past the end of its MR fails with EFAULT", "RETURN VALUE",
+              variant="4096-past-a-4096-byte-mr", needs=(_ODP,), errnos=("EFAULT",),
+              steps=(Step("ibv_reg_mr", {"access": _ODP_ACCESS}, name="region"),),
+              call={"sg_list.length": 8192}),
+        Claim("unknown-flags", "refused", "flags other than IBV_ADVISE_MR_FLAG_FLUSH fail with EINVAL",
+              "RETURN VALUE, ARGUMENTS", over={"bit": (1, 31)}, variant="flags-bit{bit}", needs=(_ODP,),
+              errnos=("EINVAL",), steps=(Step("ibv_reg_mr", {"access": _ODP_ACCESS}, name="region"),),
+              call={"flags": Flags(bits=(Var("bit"),))}),
+        Claim("write-needs-writable-mr", "refused", "PREFETCH_WRITE on an MR registered without write access fails "
+              "with EPERM", "RETURN VALUE", variant="read-only-odp-mr", needs=(_ODP,), errnos=("EPERM",),
+              steps=(Step("ibv_reg_mr", {"access": "IBV_ACCESS_ON_DEMAND"}, name="region"),),
+              call={"advice": "IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE"}),
+        Claim("unknown-lkey", "refused", "an lkey that matches no MR fails with ENOENT (or EFAULT, which the page "
+              "also gives for an invalid lkey)", "RETURN VALUE", variant="lkey-0xffffffff", needs=(_ODP,),
+              errnos=("ENOENT", "EFAULT"), steps=(Step("ibv_reg_mr", {"access": _ODP_ACCESS}, name="region"),),
+              call={"sg_list.lkey": 0xFFFFFFFF}),
+        Claim("unknown-advice", "refused", "an advice outside enum ibv_advise_mr_advice is not supported (ENOTSUP, "
+              "the number of EOPNOTSUPP)", "RETURN VALUE", variant="advice-3", needs=(_ODP,),
+              errnos=("EOPNOTSUPP",), steps=(Step("ibv_reg_mr", {"access": _ODP_ACCESS}, name="region"),),
+              call={"advice": 3}),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"), Resource("mr", role="sg_list.lkey"))),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider does not implement ibv_advise_mr (the page's answer "
+                                            "for an unsupported verb)"}},
+    undefined=("advising a range that is unmapped meanwhile",),
+)
+
+ibv_alloc_null_mr = Verb(
+    name="ibv_alloc_null_mr",
+    man="ibv_alloc_null_mr(3)",
+    prototype="struct ibv_mr *ibv_alloc_null_mr(struct ibv_pd *pd);",
+    returns=RETURNS_POINTER,
+    summary="an MR that discards writes and reads as zeroes, of the maximum length; freed with ibv_dereg_mr",
+    params=(Param("pd", "struct ibv_pd *", default=Need("pd")),),
+    claims=(
+        Claim("allocates", "succeeds", "a null MR of the maximum length is allocated on the PD, and deregisters "
+              "with ibv_dereg_mr", "DESCRIPTION",
+              variant="on-a-pd",
+              expect=(Expect("ret.length", "==", 0xFFFFFFFFFFFFFFFF), Expect("ret.pd", "==", Need("pd"))),
+              params={"then": (Step("ibv_dereg_mr", {"mr": Ref("call")}),)}),
+        Claim("discards-and-reads-zero", "untestable", "data written to the null MR is dropped and data read from it "
+              "is zero; only its lkey is valid", "DESCRIPTION", untestable="needs sends and receives: data path"),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"),), produces=(Resource("mr"),), destroyed_by="ibv_dereg_mr"),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no null MR (libibverbs' default answers EOPNOTSUPP; "
+                                            "mlx5 gives the same number, ENOTSUP, without the device's key)"}},
+    undefined=("binding a memory window to a null MR (the page calls it invalid)",),
+)
+
+# -- memory windows ------------------------------------------------------------------------------------------
+ibv_alloc_mw = Verb(
+    name="ibv_alloc_mw",
+    man="ibv_alloc_mw(3)",
+    prototype="struct ibv_mw *ibv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);",
+    returns=RETURNS_POINTER,
+    summary="allocate an unbound memory window of type 1 or 2; NULL on failure",
+    params=(Param("pd", "struct ibv_pd *", default=Need("pd")),
+            Param("type", "enum ibv_mw_type", default="IBV_MW_TYPE_1", flags="ibv_mw_type")),
+    claims=(
+        Claim("allocates-type-1", "gated", "where the device advertises memory windows a type 1 window is allocated "
+              "on the PD; where it does not, the call fails", "DESCRIPTION, RETURN VALUE", variant="IBV_MW_TYPE_1",
+              params={"gate": _MW, "advertised": {"expect": (
+                  Expect("ret.type", "==", "IBV_MW_TYPE_1"), Expect("ret.pd", "==", Need("pd")),
+                  Expect("ret.context", "==", Need("context")))}},
+              also=(Source("man", "ibv_query_device(3)", "DESCRIPTION"),)),
+        Claim("allocates-type-2", "succeeds", "where the device advertises type 2A or 2B windows, a type 2 window is "
+              "allocated", "DESCRIPTION", variant="IBV_MW_TYPE_2", needs=(_MW_TYPE_2,), call={"type": "IBV_MW_TYPE_2"},
+              expect=(Expect("ret.type", "==", "IBV_MW_TYPE_2"),)),
+        Claim("unknown-type", "refused", "a type other than 1 or 2 is refused", "DESCRIPTION", over={"type": (0, 3)},
+              variant="type-{type}", needs=(_MW,), call={"type": Var("type")}),
+        Claim("bind-and-invalidate", "untestable", "the window is unbound until a bind (ibv_bind_mw for type 1, a "
+              "bind work request for type 2) and gives remote access to part of its MR until invalidated; a bind "
+              "changes its rkey", "DESCRIPTION, RETURN VALUE", untestable="needs posted binds and their "
+              "completions: data path"),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"),), produces=(Resource("mw"),), destroyed_by="ibv_dealloc_mw",
+                      makes=True),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no alloc_mw op (verbs.h answers EOPNOTSUPP)"}},
+    undefined=("using the rkey of a freed window",),
+)
+
+ibv_dealloc_mw = Verb(
+    name="ibv_dealloc_mw",
+    man="ibv_alloc_mw(3)",
+    prototype="int ibv_dealloc_mw(struct ibv_mw *mw);",
+    returns=RETURNS_ERRNO,
+    summary="unbind (if bound) and free a memory window; 0 or an errno",
+    params=(Param("mw", "struct ibv_mw *", default=Need("mw")),),
+    claims=(
+        Claim("frees-unbound", "succeeds", "freeing an unbound window returns 0", "RETURN VALUE", variant="fresh-mw",
+              needs=(_MW,), expect=(Expect("ret", "==", 0),)),
+        Claim("frees-bound", "untestable", "freeing a bound window unbinds it: its MR then deregisters and its rkey "
+              "no longer grants access", "DESCRIPTION", untestable="binding needs a QP in RTS and a completion: "
+              "data path"),
+    ),
+    contract=Contract(requires=(Resource("mw", role="mw"),), destroys=(Resource("mw", role="mw"),)),
+    undefined=("freeing a window twice",),
+)
+
+_BIND = {"wr_id": 7, "send_flags": "IBV_SEND_SIGNALED", "bind_info.mr": Need("mr"), "bind_info.addr": 0,
+         "bind_info.length": 4096, "bind_info.mw_access_flags": "IBV_ACCESS_REMOTE_READ"}
+
+ibv_bind_mw = Verb(
+    name="ibv_bind_mw",
+    man="ibv_bind_mw(3)",
+    prototype="int ibv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);",
+    returns=RETURNS_ERRNO,
+    summary="post a request to bind a type 1 window to part of an MR; on success mw->rkey is the new key",
+    params=(
+        Param("qp", "struct ibv_qp *", default=Need("qp"), doc="a UC, RC or XRC_SEND QP"),
+        Param("mw", "struct ibv_mw *", default=Need("mw")),
+        Param("mw_bind", "struct ibv_mw_bind *", default=_BIND, flags="ibv_send_flags",
+              doc="send_flags from ibv_send_flags; bind_info.mw_access_flags from ibv_access_flags"),
+    ),
+    # The page names no errno. Binds that are posted complete on the send CQ: the data-path section
+    # checks them (bind, rkey change, access through the window, unbind with length 0, QP types).
+    claims=(
+        Claim("type-2-refused", "refused", "ibv_bind_mw binds type 1 windows: a type 2 window (bound by a work "
+              "request) is refused before the provider", "NOTES", variant="IBV_MW_TYPE_2",
+              needs=(_MW_TYPE_2,), call={"mw": Need("mw", spec={"type": "IBV_MW_TYPE_2"})}, layer="libibverbs",
+              also=(Source("header", "verbs.h ibv_bind_mw(): EINVAL unless the window is of type 1"),)),
+        Claim("mr-of-another-pd", "refused", "the MR must be of the window's PD: one of another PD is refused",
+              "DESCRIPTION", variant="mr-of-a-second-pd", needs=(_MW,),
+              call={"mw_bind.bind_info.mr": Need("mr", spec={"pd": Need("pd", label="second")}),
+                    "mw_bind.bind_info.addr": 0},
+              layer="libibverbs", also=(Source("ibta", "IBTA Vol. 1 r1.7, memory windows: the window and the region "
+                                                       "are in one protection domain"),)),
+        Claim("range-without-mr", "refused", "without an MR the bind is an unbind: an address or a length with no "
+              "MR is refused", "DESCRIPTION", variant="mr-NULL-length-4096", needs=(_MW,),
+              call={"mw_bind.bind_info.mr": None, "mw_bind.bind_info.addr": 0x1000}, layer="libibverbs",
+              also=(Source("header", "verbs.h ibv_bind_mw(): EINVAL for no MR with an address or length"),)),
+    ),
+    contract=Contract(requires=(Resource("qp", role="qp"), Resource("mw", role="mw"),
+                                Resource("mr", role="mw_bind.bind_info.mr"))),
+    undefined=("using the new rkey remotely before the bind's completion, other than in a send ordered after "
+               "the bind on the same QP", "binding a window to a null MR"),
+)
+
+# -- device memory --------------------------------------------------------------------------------------------
+_DM_LENGTH = 256
+_DM_UNSUPPORTED = {"EOPNOTSUPP": "the provider has no device memory (libibverbs' default answers EOPNOTSUPP)"}
+
+ibv_alloc_dm = Verb(
+    name="ibv_alloc_dm",
+    man="ibv_alloc_dm(3)",
+    prototype="struct ibv_dm *ibv_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);",
+    returns=RETURNS_POINTER,
+    summary="allocate device memory (at most max_dm_size); NULL on failure",
+    params=(CONTEXT, Param("attr", "struct ibv_alloc_dm_attr *",
+                           default={"length": _DM_LENGTH, "log_align_req": 0, "comp_mask": 0})),
+    claims=(
+        Claim("allocates", "succeeds", "device memory is allocated for the context, with the handle an import uses",
+              "DESCRIPTION, RETURN VALUE", variant="256-bytes", needs=(_DM,),
+              expect=(Expect("ret.context", "==", Need("context")),)),
+        Claim("aligned", "succeeds", "an alignment of the device address may be asked for (for atomics on it)",
+              "DESCRIPTION", variant="log_align_req-3", needs=(_DM,), call={"attr.log_align_req": 3}),
+        Claim("beyond-max-dm-size", "refused", "more than max_dm_size cannot be allocated", "NOTES",
+              variant="max_dm_size+1", needs=(_DM,), call={"attr.length": Dev("attr_ex.max_dm_size", plus=1)},
+              also=(Source("man", "ibv_query_device_ex(3)", "DESCRIPTION"),)),
+        Claim("unknown-comp-mask", "refused", "comp_mask bits name no optional field yet: any is refused",
+              "DESCRIPTION", over={"bit": (0, 1, 31)}, variant="comp_mask-bit{bit}", needs=(_DM,),
+              call={"attr.comp_mask": Flags(bits=(Var("bit"),))}),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("dm"),),
+                      destroyed_by="ibv_free_dm", makes=True),
+    tables={"not_supported": _DM_UNSUPPORTED},
+)
+
+ibv_free_dm = Verb(
+    name="ibv_free_dm",
+    man="ibv_alloc_dm(3)",
+    prototype="int ibv_free_dm(struct ibv_dm *dm);",
+    returns=RETURNS_ERRNO,
+    summary="free device memory; 0 or an errno (it may fail while an MR uses it)",
+    params=(Param("dm", "struct ibv_dm *", default=Need("dm")),),
+    errors=(Error("EBUSY", "an MR still uses the device memory", covered_by=("busy-with-mr",)),),
+    claims=(
+        Claim("frees-unused", "succeeds", "freeing device memory nothing uses returns 0", "RETURN VALUE",
+              variant="fresh-dm", needs=(_DM,), expect=(Expect("ret", "==", 0),)),
+        Claim("busy-with-mr", "refused", "freeing device memory an MR still uses fails with EBUSY, and the memory "
+              "stays usable", "NOTES", needs=(_DM,), errnos=("EBUSY",), steps=(Step("ibv_reg_dm_mr"),),
+              params={"then": (Step("ibv_memcpy_to_dm"),)}),
+    ),
+    contract=Contract(requires=(Resource("dm", role="dm"),), destroys=(Resource("dm", role="dm"),)),
+    tables={"not_supported": _DM_UNSUPPORTED},
+    undefined=("freeing twice", "copying to or from freed device memory"),
+)
+
+ibv_memcpy_to_dm = Verb(
+    name="ibv_memcpy_to_dm",
+    man="ibv_alloc_dm(3)",
+    prototype="int ibv_memcpy_to_dm(struct ibv_dm *dm, uint64_t dm_offset, const void *host_addr, size_t length);",
+    returns=RETURNS_ERRNO,
+    summary="copy host memory into device memory; 0 or the failure reason",
+    params=(Param("dm", "struct ibv_dm *", default=Need("dm")), Param("dm_offset", "uint64_t", default=0),
+            Param("host_addr", "const void *", default=Buffer(_DM_LENGTH)), Param("length", "size_t", default=64)),
+    claims=(
+        Claim("copies-inside", "succeeds", "a copy inside the device memory returns 0", "DESCRIPTION, RETURN VALUE",
+              over={("where", "dm_offset", "length"): (("start", 0, 64), ("whole", 0, _DM_LENGTH), ("end", 192, 64))},
+              variant="{where}", needs=(_DM,), call={"dm_offset": Var("dm_offset"), "length": Var("length")}),
+        Claim("past-the-end", "refused", "a copy running past the end of the device memory fails", "DESCRIPTION",
+              over={("where", "dm_offset", "length"): (("offset-252-length-8", 252, 8),
+                                                       ("length-260", 0, _DM_LENGTH + 4))},
+              variant="{where}", needs=(_DM,), call={"dm_offset": Var("dm_offset"), "length": Var("length")}),
+    ),
+    contract=Contract(requires=(Resource("dm", role="dm"),)),
+)
+
+ibv_memcpy_from_dm = Verb(
+    name="ibv_memcpy_from_dm",
+    man="ibv_alloc_dm(3)",
+    prototype="int ibv_memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t dm_offset, size_t length);",
+    returns=RETURNS_ERRNO,
+    summary="copy device memory into host memory; 0 or the failure reason",
+    params=(Param("host_addr", "void *", default=Buffer(_DM_LENGTH)),
+            Param("dm", "struct ibv_dm *", default=Need("dm")),
+            Param("dm_offset", "uint64_t", default=0), Param("length", "size_t", default=64)),
+    claims=(
+        Claim("copies-inside", "succeeds", "a copy inside the device memory returns 0", "DESCRIPTION, RETURN VALUE",
+              over={("where", "dm_offset", "length"): (("start", 0, 64), ("whole", 0, _DM_LENGTH), ("end", 192, 64))},
+              variant="{where}", needs=(_DM,), call={"dm_offset": Var("dm_offset"), "length": Var("length")}),
+        Claim("past-the-end", "refused", "a copy running past the end of the device memory fails", "DESCRIPTION",
+              over={("where", "dm_offset", "length"): (("offset-252-length-8", 252, 8),
+                                                       ("length-260", 0, _DM_LENGTH + 4))},
+              variant="{where}", needs=(_DM,), call={"dm_offset": Var("dm_offset"), "length": Var("length")}),
+        Claim("round-trip", "untestable", "bytes copied to the device memory read back unchanged, also when the "
+              "device wrote them through an MR", "DESCRIPTION", untestable="the catalogue has no value for a "
+              "buffer with a pattern nor an expectation over buffer contents; device writes are data path"),
+    ),
+    contract=Contract(requires=(Resource("dm", role="dm"),)),
+)
+
+ibv_reg_dm_mr = Verb(
+    name="ibv_reg_dm_mr",
+    man="ibv_alloc_dm(3)",
+    prototype="struct ibv_mr *ibv_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length, "
+    "unsigned int access);",
+    returns=RETURNS_POINTER,
+    summary="register device memory as a zero-based MR; NULL on failure",
+    params=(Param("pd", "struct ibv_pd *", default=Need("pd")), Param("dm", "struct ibv_dm *", default=Need("dm")),
+            Param("dm_offset", "uint64_t", default=0), Param("length", "size_t", default=_DM_LENGTH),
+            Param("access", "unsigned int", default="IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE",
+                  flags="ibv_access_flags")),
+    claims=(
+        Claim("registers", "succeeds", "device memory registers as a zero-based MR on the PD", "DESCRIPTION",
+              variant="ZERO_BASED+LOCAL_WRITE", needs=(_DM,),
+              expect=(Expect("ret.pd", "==", Need("pd")), Expect("ret.length", "==", Arg("length")))),
+        Claim("zero-based-required", "refused", "without IBV_ACCESS_ZERO_BASED the registration is refused",
+              "DESCRIPTION", variant="LOCAL_WRITE-only", needs=(_DM,), call={"access": "IBV_ACCESS_LOCAL_WRITE"},
+              layer="kernel"),
+        Claim("inside-the-memory", "refused", "the registered range must lie inside the device memory",
+              "DESCRIPTION", over={("where", "dm_offset", "length"): (("offset-128-length-256", 128, _DM_LENGTH),
+                                                                      ("offset-512", 512, 16))},
+              variant="{where}", needs=(_DM,), call={"dm_offset": Var("dm_offset"), "length": Var("length")},
+              layer="kernel"),
+        Claim("offsets-from-start", "untestable", "SGEs on the MR address bytes by their offset from its start",
+              "DESCRIPTION", untestable="needs posted work requests: data path"),
+    ),
+    contract=Contract(requires=(Resource("pd", role="pd"), Resource("dm", role="dm")), produces=(Resource("mr"),),
+                      destroyed_by="ibv_dereg_mr"),
+    tables={"not_supported": _DM_UNSUPPORTED},
 )
 
 # --- end section: breadth A -------------------------------------------------------------------------------
