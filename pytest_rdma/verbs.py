@@ -1114,8 +1114,47 @@ ibv_create_cq_ex = Verb(
     prototype="struct ibv_cq_ex *ibv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *cq_attr);",
     returns=RETURNS_POINTER,
     summary="create a CQ with extended attributes (which work completion fields it reports)",
-    params=(CONTEXT, Param("cq_attr", "struct ibv_cq_init_attr_ex *", default={"cqe": 16})),
-    contract=Contract(produces=(Resource("cq_ex"),), destroyed_by="ibv_destroy_cq"),
+    params=(CONTEXT, Param("cq_attr", "struct ibv_cq_init_attr_ex *",
+                           default={"cqe": 16, "wc_flags": "IBV_WC_EX_WITH_BYTE_LEN", "comp_mask": 0},
+                           flags="ibv_create_cq_wc_flags",
+                           doc="wc_flags from ibv_create_cq_wc_flags; comp_mask ibv_cq_init_attr_mask; flags "
+                           "ibv_create_cq_attr_flags")),
+    errors=(Error("ENOENT", "polling: no (more) completions; the CQ stays valid",
+                  untestable="polling an extended CQ is data path"),),
+    claims=(
+        Claim("creates", "succeeds", "an extended CQ is created for the context with at least cqe entries",
+              "DESCRIPTION", over={"wc_flags": ("IBV_WC_EX_WITH_BYTE_LEN", "IBV_WC_STANDARD_FLAGS")},
+              variant="{wc_flags}", call={"cq_attr.wc_flags": Var("wc_flags")},
+              expect=(Expect("ret.cqe", ">=", 16), Expect("ret.context", "==", Need("context")))),
+        Claim("unknown-wc-flags", "refused", "wc_flags bits outside the defined set are refused, before the "
+              "provider (libibverbs answers EOPNOTSUPP)", "DESCRIPTION", over={"bit": (12, 13, 40, 63)},
+              variant="wc_flags-bit{bit}", errnos=("EOPNOTSUPP",), layer="libibverbs",
+              call={"cq_attr.wc_flags": Flags(("IBV_WC_EX_WITH_BYTE_LEN",), bits=(Var("bit"),))}),
+        Claim("unknown-comp-mask", "refused", "comp_mask bits outside enum ibv_cq_init_attr_mask are refused (a "
+              "plain extended CQ is made first, so a refusal is not for lack of extended CQs)", "DESCRIPTION",
+              over={"bit": (2, 3, 31)}, variant="comp_mask-bit{bit}", steps=(Step("ibv_create_cq_ex"),),
+              errnos=("EOPNOTSUPP", "EINVAL"), call={"cq_attr.comp_mask": Flags(bits=(Var("bit"),))}),
+        Claim("unknown-create-flags", "refused", "flags outside enum ibv_create_cq_attr_flags are refused",
+              "DESCRIPTION", over={"bit": (2, 3, 31)}, variant="flags-bit{bit}", steps=(Step("ibv_create_cq_ex"),),
+              errnos=("EOPNOTSUPP", "EINVAL"),
+              call={"cq_attr.comp_mask": "IBV_CQ_INIT_ATTR_MASK_FLAGS", "cq_attr.flags": Flags(bits=(Var("bit"),))}),
+        Claim("single-threaded", "succeeds", "IBV_CREATE_CQ_ATTR_SINGLE_THREADED is a promise of the application: "
+              "the CQ is created", "DESCRIPTION", variant="SINGLE_THREADED",
+              call={"cq_attr.comp_mask": "IBV_CQ_INIT_ATTR_MASK_FLAGS",
+                    "cq_attr.flags": "IBV_CREATE_CQ_ATTR_SINGLE_THREADED"}),
+        Claim("on-a-parent-domain", "succeeds", "with IBV_CQ_INIT_ATTR_MASK_PD the CQ is made on a parent domain",
+              "DESCRIPTION", variant="parent_domain",
+              call={"cq_attr.comp_mask": "IBV_CQ_INIT_ATTR_MASK_PD", "cq_attr.parent_domain": Need("parent_domain")}),
+        Claim("polling", "untestable", "completions are read with ibv_start_poll, ibv_next_poll and ibv_end_poll "
+              "(ENOENT when there are none) and the fields wc_flags asked for", "DESCRIPTION",
+              untestable="needs completions: data path"),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("cq_ex"),),
+                      destroyed_by="ibv_destroy_cq", makes=True),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no create_cq_ex (libibverbs' default answers "
+                                            "EOPNOTSUPP)"}},
+    undefined=("calling ibv_end_poll after ibv_start_poll failed", "reading a field wc_flags did not ask for",
+               "reading completion fields after ibv_end_poll"),
 )
 # --- end section: query_device_ex -------------------------------------------------------------
 
@@ -1282,9 +1321,22 @@ ibv_create_cq = Verb(
         Claim("cqe-at-least-requested", "succeeds", "the CQ's cqe is at least the number of entries asked for",
               "DESCRIPTION, NOTES", over={"cqe": (1, 3, 100, 1000)}, variant="cqe-{cqe}",
               call={"cqe": Var("cqe")}, expect=(Expect("ret.cqe", ">=", Arg("cqe")),)),
+        Claim("records-context-and-channel", "succeeds", "the CQ keeps the context, the user context pointer and "
+              "the completion channel it was created with", "DESCRIPTION", variant="with-a-channel",
+              call={"cq_context": 0x1234, "channel": Need("comp_channel")},
+              expect=(Expect("ret.context", "==", Need("context")), Expect("ret.cq_context", "==", 0x1234),
+                      Expect("ret.channel", "==", Need("comp_channel")))),
+        Claim("channel-optional", "succeeds", "the channel is optional: without one the CQ has none", "DESCRIPTION",
+              variant="channel-NULL", expect=(Expect("ret.channel", "zero"),)),
+        Claim("comp-vector-range", "index-bounds", "comp_vector runs from 0 to num_comp_vectors-1: both ends are "
+              "accepted, -1 and num_comp_vectors are refused", "DESCRIPTION",
+              params={"length": "context.num_comp_vectors", "base": 0, "index": "comp_vector"},
+              layer="kernel"),
     ),
     contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("cq"),),
                       destroyed_by="ibv_destroy_cq", makes=True),
+    undefined=("cqe below 1 (the page asks for at least cqe entries and says nothing of 0 or less)",
+               "a channel of another context"),
 )
 
 ibv_destroy_cq = Verb(
@@ -1292,9 +1344,24 @@ ibv_destroy_cq = Verb(
     man="ibv_create_cq(3)",
     prototype="int ibv_destroy_cq(struct ibv_cq *cq);",
     returns=RETURNS_ERRNO,
-    summary="destroy a CQ; 0 or an errno",
-    params=(Param("cq", "struct ibv_cq *"),),
+    summary="destroy a CQ; 0 or an errno (it fails while a QP uses the CQ)",
+    params=(Param("cq", "struct ibv_cq *", default=Need("cq")),),
+    errors=(Error("EBUSY", "a QP still uses the CQ", covered_by=("busy-with-qp",)),),
+    claims=(
+        Claim("destroys-unused", "succeeds", "destroying a CQ nothing uses returns 0", "RETURN VALUE",
+              variant="fresh-cq", expect=(Expect("ret", "==", 0),)),
+        Claim("busy-with-qp", "refused", "destroying a CQ a QP still uses fails with EBUSY, and the CQ stays usable "
+              "(another QP is created on it)", "NOTES", errnos=("EBUSY",), layer="kernel",
+              steps=(Step("ibv_create_qp"),), params={"then": (Step("ibv_create_qp"),)},
+              also=(Source("kernel", "drivers/infiniband/core/uverbs_std_types_cq.c: a CQ in use is busy"),)),
+        Claim("extended-cq", "succeeds", "a CQ made by ibv_create_cq_ex is destroyed with ibv_destroy_cq, which "
+              "returns 0", "RETURN VALUE", variant="from-ibv_create_cq_ex", call={"cq": Need("cq_ex")},
+              expect=(Expect("ret", "==", 0),), also=(Source("man", "ibv_create_cq_ex(3)", "DESCRIPTION"),)),
+    ),
     contract=Contract(destroys=(Resource("cq", role="cq"),)),
+    undefined=("destroying a CQ twice", "polling or arming a destroyed CQ",
+               "destroying a CQ whose completion or async events were obtained but not acknowledged, from the only "
+               "thread (the destroy waits for the acknowledgements forever)"),
 )
 
 ibv_create_srq = Verb(
@@ -2479,6 +2546,319 @@ ibv_reg_dm_mr = Verb(
     tables={"not_supported": _DM_UNSUPPORTED},
 )
 
+# -- completion queues and channels ------------------------------------------------------------------------
+_CQ_STEP = Step("ibv_create_cq", {"cqe": 16}, name="made")  # a CQ whose struct later expectations read
+
+ibv_resize_cq = Verb(
+    name="ibv_resize_cq",
+    man="ibv_resize_cq(3)",
+    prototype="int ibv_resize_cq(struct ibv_cq *cq, int cqe);",
+    returns=RETURNS_ERRNO,
+    summary="resize a CQ to at least cqe entries (cq->cqe then holds the size); 0 or an errno",
+    params=(Param("cq", "struct ibv_cq *", default=Ref("made")), Param("cqe", "int", default=64)),
+    claims=(
+        Claim("grows", "succeeds", "growing a CQ succeeds and cq->cqe then reports at least the new size",
+              "DESCRIPTION, NOTES", over={"cqe": (17, 256, 1000)}, variant="16-to-{cqe}", steps=(_CQ_STEP,),
+              call={"cqe": Var("cqe")}, expect=(Expect("made.ret.cqe", ">=", Arg("cqe")),)),
+        Claim("shrinks-at-least", "succeeds", "asking for fewer entries (none unpolled) succeeds and leaves at least "
+              "that many: the CQ may keep its size", "DESCRIPTION", variant="256-to-32",
+              steps=(Step("ibv_create_cq", {"cqe": 256}, name="made"),), call={"cqe": 32},
+              expect=(Expect("made.ret.cqe", ">=", 32),)),
+        Claim("beyond-max-cqe", "refused", "a size above the device's max_cqe is refused, and the CQ still resizes "
+              "to a valid size afterwards", "DESCRIPTION", variant="max_cqe+1", steps=(_CQ_STEP,),
+              call={"cqe": Dev("attr.max_cqe", plus=1)},
+              params={"then": (Step("ibv_resize_cq", {"cq": Ref("made"), "cqe": 32}),)},
+              also=(Source("ibta", "IBTA Vol. 1 r1.7, the Resize CQ verb (the size is bounded by the HCA's "
+                                   "maximum)"),)),
+        Claim("negative-size", "refused", "a negative size is refused", "DESCRIPTION", variant="cqe--1",
+              steps=(_CQ_STEP,), call={"cqe": -1}),
+        Claim("not-below-unpolled", "untestable", "the new size may not be below the number of completions waiting, "
+              "and completions waiting survive a resize", "DESCRIPTION",
+              untestable="needs completions in the CQ: data path"),
+    ),
+    contract=Contract(requires=(Resource("cq", role="cq"),)),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider cannot resize CQs (libibverbs' default resize_cq answers "
+                                            "EOPNOTSUPP)"}},
+    undefined=("resizing while another thread polls the CQ",),
+)
+
+ibv_modify_cq = Verb(
+    name="ibv_modify_cq",
+    man="ibv_modify_cq(3)",
+    prototype="int ibv_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);",
+    returns=RETURNS_ERRNO,
+    summary="modify a CQ (its event moderation) as attr->attr_mask says; 0 or an errno",
+    params=(Param("cq", "struct ibv_cq *", default=Need("cq")),
+            Param("attr", "struct ibv_modify_cq_attr *", flags="ibv_cq_attr_mask",
+                  default={"attr_mask": "IBV_CQ_ATTR_MODERATE", "moderate.cq_count": 1, "moderate.cq_period": 1},
+                  doc="attr_mask draws from enum ibv_cq_attr_mask")),
+    claims=(
+        Claim("moderates", "succeeds", "setting the moderation (completions per event, period) within the device's "
+              "cq_mod_caps succeeds", "DESCRIPTION", variant="count-1-period-1",
+              needs=(Cap("attr_ex.cq_mod_caps.max_cq_count"), Cap("attr_ex.cq_mod_caps.max_cq_period")),
+              also=(Source("man", "ibv_query_device_ex(3)", "DESCRIPTION"),)),
+        Claim("unknown-mask-bits", "refused", "attr_mask bits outside enum ibv_cq_attr_mask are refused",
+              "DESCRIPTION", over={"bit": (1, 2, 31)}, variant="attr_mask-bit{bit}",
+              call={"attr.attr_mask": Flags(bits=(Var("bit"),))}),
+        Claim("moderation-effect", "untestable", "with moderation an event waits for cq_count completions or "
+              "cq_period microseconds", "DESCRIPTION", untestable="needs completion events and timing: data path"),
+    ),
+    contract=Contract(requires=(Resource("cq", role="cq"),)),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider cannot modify CQs (libibverbs' default modify_cq answers "
+                                            "EOPNOTSUPP)"}},
+)
+
+ibv_create_comp_channel = Verb(
+    name="ibv_create_comp_channel",
+    man="ibv_create_comp_channel(3)",
+    prototype="struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context);",
+    returns=RETURNS_POINTER,
+    summary="create a completion event channel (a file descriptor events arrive on); NULL on failure",
+    params=(CONTEXT,),
+    claims=(
+        Claim("creates", "succeeds", "a channel is created for the context, with a file descriptor", "DESCRIPTION, "
+              "NOTES", variant="context-under-test",
+              expect=(Expect("ret.context", "==", Need("context")), Expect("ret.fd", ">=", 0))),
+        Claim("shared-by-cqs", "succeeds", "several CQs can use one channel", "NOTES", variant="two-cqs",
+              params={"then": (Step("ibv_create_cq", {"channel": Ref("call")}),
+                               Step("ibv_create_cq", {"channel": Ref("call")}))}),
+        Claim("delivers-events", "untestable", "a completion event of a CQ on the channel makes its descriptor "
+              "readable", "NOTES", untestable="needs completion events: data path"),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("comp_channel"),),
+                      destroyed_by="ibv_destroy_comp_channel", makes=True),
+)
+
+ibv_destroy_comp_channel = Verb(
+    name="ibv_destroy_comp_channel",
+    man="ibv_create_comp_channel(3)",
+    prototype="int ibv_destroy_comp_channel(struct ibv_comp_channel *channel);",
+    returns=RETURNS_ERRNO,
+    summary="destroy a completion channel; 0 or an errno (EBUSY while a CQ uses it)",
+    params=(Param("channel", "struct ibv_comp_channel *", default=Need("comp_channel")),),
+    errors=(Error("EBUSY", "a CQ still uses the channel", covered_by=("busy-with-cq",)),),
+    claims=(
+        Claim("destroys-unused", "succeeds", "destroying a channel no CQ uses returns 0", "RETURN VALUE",
+              variant="fresh-channel", expect=(Expect("ret", "==", 0),)),
+        Claim("busy-with-cq", "refused", "destroying a channel a CQ still uses fails with EBUSY, and the channel "
+              "stays usable", "NOTES", errnos=("EBUSY",), layer="libibverbs",
+              steps=(Step("ibv_create_cq", {"channel": Need("comp_channel")}),),
+              params={"then": (Step("ibv_create_cq", {"channel": Need("comp_channel")}),)}),
+        Claim("free-after-its-cqs", "succeeds", "once its CQ is destroyed the channel destroys with 0", "NOTES",
+              variant="after-destroying-its-cq", layer="libibverbs",
+              steps=(Step("ibv_create_cq", {"channel": Need("comp_channel")}, name="user"),
+                     Step("ibv_destroy_cq", {"cq": Ref("user")})),
+              expect=(Expect("ret", "==", 0),)),
+    ),
+    contract=Contract(requires=(Resource("comp_channel", role="channel"),),
+                      destroys=(Resource("comp_channel", role="channel"),)),
+    undefined=("destroying twice", "using the channel's descriptor after the destroy"),
+)
+
+# -- counters ---------------------------------------------------------------------------------------------------
+_COUNTERS_UNSUPPORTED = {"EOPNOTSUPP": "the device does not support counters (the page's answer for it)"}
+_COUNTED_FLOW_NEEDS = (Cap("attr.device_cap_flags&IBV_DEVICE_MANAGED_FLOW_STEERING"),
+                       *_QP_TYPE_NEEDS["IBV_QPT_RAW_PACKET"])
+# Counters bound to a flow: PACKETS statically attached at index 0, then a raw-packet flow that counts.
+_COUNTED_FLOW = (
+    Step("ibv_attach_counters_point_flow"),
+    Step("ibv_create_flow", {"qp": Need("qp", spec={"qp_type": "IBV_QPT_RAW_PACKET"}), "flow_attr": {
+        "num_of_specs": 2, "specs": (_ETH_DST_MAC, ("ibv_flow_spec_counter_action", {
+            "type": "IBV_FLOW_SPEC_ACTION_COUNT", "counters": Need("counters")}))}}, name="flow"),
+)
+
+ibv_create_counters = Verb(
+    name="ibv_create_counters",
+    man="ibv_create_counters(3)",
+    prototype="struct ibv_counters *ibv_create_counters(struct ibv_context *context, "
+    "struct ibv_counters_init_attr *init_attr);",
+    returns=RETURNS_POINTER,
+    summary="create a counters handle to attach to flows (and other objects); NULL with errno on failure",
+    params=(CONTEXT, Param("init_attr", "struct ibv_counters_init_attr *", default={"comp_mask": 0})),
+    errors=(
+        Error("EOPNOTSUPP", "the device does not support counters",
+              untestable="the answer of a device without counters: every counters check reports it as unsupported "
+              "(tables['not_supported'])"),
+        Error("ENOSYS", "old libibverbs answered this instead of EOPNOTSUPP",
+              untestable="libibverbs 44 answers EOPNOTSUPP; only an older library gives ENOSYS"),
+        Error("ENOMEM", "not enough memory for the object",
+              untestable="cannot exhaust memory safely on a shared lab VM"),
+    ),
+    claims=(
+        Claim("creates", "succeeds", "a counters handle is created for the context", "DESCRIPTION",
+              variant="comp_mask-0", expect=(Expect("ret.context", "==", Need("context")),)),
+        Claim("unknown-comp-mask", "refused", "comp_mask names no optional field yet: any bit is refused (the "
+              "device's EOPNOTSUPP counts as a refusal once a plain create succeeded)", "ARGUMENTS",
+              over={"bit": (0, 1, 31)}, variant="comp_mask-bit{bit}", steps=(Step("ibv_create_counters"),),
+              errnos=("EINVAL", "EOPNOTSUPP"), call={"init_attr.comp_mask": Flags(bits=(Var("bit"),))}),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("counters"),),
+                      destroyed_by="ibv_destroy_counters", makes=True),
+    tables={"not_supported": _COUNTERS_UNSUPPORTED},
+)
+
+ibv_destroy_counters = Verb(
+    name="ibv_destroy_counters",
+    man="ibv_create_counters(3)",
+    prototype="int ibv_destroy_counters(struct ibv_counters *counters);",
+    returns=RETURNS_ERRNO,
+    summary="release a counters handle; 0 or an errno",
+    params=(Param("counters", "struct ibv_counters *", default=Need("counters")),),
+    errors=(Error("EINVAL", "an invalid parameter", untestable="the only invalid parameter is a bad pointer, which is "
+                  "undefined behaviour"),),
+    claims=(
+        Claim("destroys-unbound", "succeeds", "destroying counters bound to nothing returns 0", "RETURN VALUE",
+              variant="fresh-counters", expect=(Expect("ret", "==", 0),)),
+    ),
+    contract=Contract(requires=(Resource("counters", role="counters"),),
+                      destroys=(Resource("counters", role="counters"),)),
+    tables={"not_supported": _COUNTERS_UNSUPPORTED},
+    undefined=("destroying counters still bound to an object (the page asks to detach them first)",
+               "destroying twice"),
+)
+
+ibv_attach_counters_point_flow = Verb(
+    name="ibv_attach_counters_point_flow",
+    man="ibv_attach_counters_point_flow(3)",
+    prototype="int ibv_attach_counters_point_flow(struct ibv_counters *counters, struct ibv_counter_attach_attr *attr, "
+    "struct ibv_flow *flow);",
+    returns=RETURNS_ERRNO,
+    summary="define which value (packets, bytes) counters collect at an index, for a flow (NULL: the next one made)",
+    params=(
+        Param("counters", "struct ibv_counters *", default=Need("counters")),
+        Param("attr", "struct ibv_counter_attach_attr *", flags="ibv_counter_description",
+              default={"counter_desc": "IBV_COUNTER_PACKETS", "index": 0, "comp_mask": 0}),
+        Param("flow", "struct ibv_flow *", nullable=True, doc="NULL for a static attach"),
+    ),
+    errors=(
+        Error("EINVAL", "invalid arguments", covered_by=("unknown-comp-mask",)),
+        Error("ENOTSUP", "counter_desc is not supported on the object (the number of EOPNOTSUPP on Linux)",
+              covered_by=("unknown-description",)),
+        Error("EBUSY", "the counters are already bound to a flow: no further static attach",
+              covered_by=("busy-when-bound",)),
+        Error("ENOMEM", "not enough memory", untestable="cannot exhaust memory safely on a shared lab VM"),
+    ),
+    claims=(
+        Claim("static-attach", "succeeds", "a static attach (flow NULL) of packets or bytes at an index succeeds",
+              "DESCRIPTION", over={"desc": ("IBV_COUNTER_PACKETS", "IBV_COUNTER_BYTES"), "index": (0, 1)},
+              variant="{desc}-at-{index}", call={"attr.counter_desc": Var("desc"), "attr.index": Var("index")}),
+        Claim("unknown-comp-mask", "refused", "comp_mask bits name no optional field: an attach with one is an "
+              "invalid argument (or, as the device may say, unsupported)", "ERRORS, ARGUMENTS",
+              over={"bit": (0, 31)}, variant="comp_mask-bit{bit}", errnos=("EINVAL", "EOPNOTSUPP"),
+              call={"attr.comp_mask": Flags(bits=(Var("bit"),))}),
+        Claim("unknown-description", "refused", "a counter_desc outside enum ibv_counter_description is not "
+              "supported: ENOTSUP", "ERRORS", variant="counter_desc-2", errnos=("EOPNOTSUPP", "EINVAL"),
+              call={"attr.counter_desc": 2}),
+        Claim("busy-when-bound", "refused", "once the counters are bound to a flow, a further static attach fails "
+              "with EBUSY", "ERRORS, DESCRIPTION", variant="after-a-counted-flow", needs=_COUNTED_FLOW_NEEDS,
+              errnos=("EBUSY",), steps=_COUNTED_FLOW, call={"attr.index": 1}),
+        Claim("counting", "untestable", "bound counters count the matching traffic, and several attaches or flows "
+              "on one index add up", "DESCRIPTION", untestable="needs traffic through a counted flow: data path"),
+    ),
+    contract=Contract(requires=(Resource("counters", role="counters"),)),
+    tables={"not_supported": _COUNTERS_UNSUPPORTED},
+    undefined=("attaching to a flow of another context",),
+)
+
+ibv_read_counters = Verb(
+    name="ibv_read_counters",
+    man="ibv_read_counters(3)",
+    prototype="int ibv_read_counters(struct ibv_counters *counters, uint64_t *counters_value, uint32_t ncounters, "
+    "uint32_t flags);",
+    returns=RETURNS_ERRNO,
+    summary="read the counters' values into counters_value, by attach index; 0 or an errno",
+    params=(
+        Param("counters", "struct ibv_counters *", default=Need("counters")),
+        Param("counters_value", "uint64_t *", "out"),
+        Param("ncounters", "uint32_t", default=1),
+        Param("flags", "uint32_t", default=0, flags="ibv_read_counters_flags"),
+    ),
+    claims=(
+        Claim("reads-from-zero", "succeeds", "counters bound to a flow read, hardware or cached, and start at zero "
+              "(no traffic yet)", "DESCRIPTION", over={"flags": (0, "IBV_READ_COUNTERS_ATTR_PREFER_CACHED")},
+              variant="flags-{flags}", needs=_COUNTED_FLOW_NEEDS, steps=_COUNTED_FLOW, call={"flags": Var("flags")},
+              expect=(Expect("counters_value", "==", 0),),
+              also=(Source("man", "ibv_create_counters(3)", "DESCRIPTION"),)),
+        Claim("unknown-flags", "refused", "flags outside enum ibv_read_counters_flags are refused", "ARGUMENTS",
+              over={"bit": (1, 31)}, variant="flags-bit{bit}", needs=_COUNTED_FLOW_NEEDS, steps=_COUNTED_FLOW,
+              call={"flags": Flags(bits=(Var("bit"),))}, layer="kernel"),
+        Claim("by-index", "untestable", "values land at the indexes the attaches chose, and grow with traffic",
+              "DESCRIPTION", untestable="needs traffic through a counted flow: data path"),
+    ),
+    contract=Contract(requires=(Resource("counters", role="counters"),)),
+    tables={"not_supported": _COUNTERS_UNSUPPORTED},
+    undefined=("ncounters larger than the counters_value array",),
+)
+
+# -- events: entries only (their claims need events, left to the data-path section) --------------------------------
+ibv_get_async_event = Verb(
+    name="ibv_get_async_event",
+    man="ibv_get_async_event(3)",
+    prototype="int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event);",
+    returns=RETURNS_COUNT,
+    summary="wait for (block on) the next asynchronous event of a context; 0, or -1 with read(2)'s errno",
+    params=(CONTEXT, Param("event", "struct ibv_async_event *", "out",
+                           doc="event_type, and the element (cq, qp, srq, wq or port_num) its type selects")),
+    contract=Contract(requires=(Resource("context", role="context"),), produces=(Resource("async_event"),),
+                      destroyed_by="ibv_ack_async_event"),
+    undefined=("calling with a closed context",
+               "destroying an object whose events were obtained but not acknowledged, from the only thread "
+               "(the destroy waits for the acknowledgement forever)"),
+)
+
+ibv_ack_async_event = Verb(
+    name="ibv_ack_async_event",
+    man="ibv_get_async_event(3)",
+    prototype="void ibv_ack_async_event(struct ibv_async_event *event);",
+    returns=RETURNS_VOID,
+    summary="acknowledge an event ibv_get_async_event returned (destroying its object waits for this)",
+    params=(Param("event", "struct ibv_async_event *"),),
+    contract=Contract(destroys=(Resource("async_event", role="event"),)),
+    undefined=("acknowledging an event twice, or one not returned by ibv_get_async_event",
+               "acknowledging after the event's object was destroyed"),
+)
+
+ibv_req_notify_cq = Verb(
+    name="ibv_req_notify_cq",
+    man="ibv_req_notify_cq(3)",
+    prototype="int ibv_req_notify_cq(struct ibv_cq *cq, int solicited_only);",
+    returns=RETURNS_ERRNO,
+    summary="arm a CQ: its next completion (solicited or failed ones only, if asked) raises one event on its channel",
+    params=(Param("cq", "struct ibv_cq *", default=Need("cq", spec={"channel": Need("comp_channel")})),
+            Param("solicited_only", "int", default=0)),
+    claims=(
+        Claim("arms", "succeeds", "arming a CQ that has a completion channel returns 0, for any completion or for "
+              "solicited ones only", "RETURN VALUE", over={"solicited_only": (0, 1)},
+              variant="solicited_only-{solicited_only}", call={"solicited_only": Var("solicited_only")},
+              expect=(Expect("ret", "==", 0),)),
+    ),
+    contract=Contract(requires=(Resource("cq", role="cq"), Resource("comp_channel", role="cq->channel"))),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider cannot arm CQs (libibverbs' default answers EOPNOTSUPP)"}},
+    undefined=("arming a CQ that has no completion channel",),
+)
+
+ibv_get_cq_event = Verb(
+    name="ibv_get_cq_event",
+    man="ibv_get_cq_event(3)",
+    prototype="int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);",
+    returns=RETURNS_COUNT,
+    summary="wait for (block on) the next completion event of a channel; 0, or -1 with read(2)'s errno",
+    params=(Param("channel", "struct ibv_comp_channel *", default=Need("comp_channel")),
+            Param("cq", "struct ibv_cq **", "out"), Param("cq_context", "void **", "out")),
+    contract=Contract(requires=(Resource("comp_channel", role="channel"),)),
+    undefined=("calling with a destroyed channel",),
+)
+
+ibv_ack_cq_events = Verb(
+    name="ibv_ack_cq_events",
+    man="ibv_get_cq_event(3)",
+    prototype="void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);",
+    returns=RETURNS_VOID,
+    summary="acknowledge nevents completion events of a CQ (destroying the CQ waits for every one)",
+    params=(Param("cq", "struct ibv_cq *", default=Need("cq")), Param("nevents", "unsigned int", default=1)),
+    contract=Contract(requires=(Resource("cq", role="cq"),)),
+    undefined=("acknowledging more events than were obtained", "acknowledging after the CQ was destroyed"),
+)
 # --- end section: breadth A -------------------------------------------------------------------------------
 
 # --- section: breadth B (SRQ and XRC, QPs beyond the seeds, AH, multicast, WQ and RWQ tables, flow actions,
