@@ -31,7 +31,8 @@ def test_index_bounds_is_data_driven() -> None:
 
 
 def test_sized_resources_and_mr_cases() -> None:
-    assert [c.id for c in expand(ibv_create_cq)] == [
+    # The entry's first claim; later claims add cases after these.
+    assert [c.id for c in expand(ibv_create_cq)][:4] == [
         f"cqe-at-least-requested-cqe-{n}" for n in (1, 3, 100, 1000)
     ]
     assert [c.id for c in expand(ibv_create_srq)][0] == "sizes-at-least-requested-max_wr-3-max_sge-1"
