@@ -245,3 +245,16 @@ def test_a_variable_may_hold_a_struct() -> None:
     verb = Verb("ibv_frob", "ibv_frob(3)", "int ibv_frob(void);", "errno", "frob", tables={"needs": {"qp_type": {}}})
     check.catalogue = {"ibv_frob": verb}  # type: ignore[assignment]
     check.require_vars("ibv_frob", {"input": MappingProxyType({"comp_mask": 0}), "qp_type": "IBV_QPT_RC"})
+
+
+def test_a_provider_that_implements_the_verb_refuses_with_the_not_implemented_number() -> None:
+    """rxe's create_qp_ex answers EOPNOTSUPP for an unknown comp_mask bit: that is a refusal, not 'unsupported'."""
+    refusal = Call(0, "ibv_frob", (), None, None, errno.EOPNOTSUPP, "provider:frob", False, owner="librxe-rdmav34.so")
+    check = FakeCheck(refusal, {})
+    check.catalogue = {"ibv_frob": dataclasses.replace(check.verb, tables={"not_supported": {"EOPNOTSUPP": "no op"}})}
+    call_kinds.refused(check)  # type: ignore[arg-type]
+    default = dataclasses.replace(refusal, owner="libibverbs.so.1")
+    check = FakeCheck(default, {})
+    check.catalogue = {"ibv_frob": dataclasses.replace(check.verb, tables={"not_supported": {"EOPNOTSUPP": "no op"}})}
+    with pytest.raises(Unsupported):
+        call_kinds.refused(check)  # type: ignore[arg-type]
