@@ -32,7 +32,7 @@ from pytest_rdma.ibv.enums import ENUMS, VALUES
 
 UNTESTABLE = "untestable"
 FAMILIES = ("ibv", "det")
-DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport")
+DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport", "context")
 
 QP_STATES = frozenset({"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"})
 # The resources a contract may name, with the states the pages give them.
@@ -53,7 +53,9 @@ ANY_ERRNO = "errno"  # an Error entry for a page that names no specific errno
 
 IBV_NAME = re.compile(r"\bIBV_[A-Z0-9_]+\b(?!\{)")  # not a name still to be filled: IBV_QPS_{state}
 PAGE_REF = re.compile(r"\b[a-z_0-9]+\(\d\)")
-ERRNO_NAMES = frozenset(errno_module.errorcode.values())
+# Every name the errno module has: errorcode keeps one name per number, and Linux gives
+# EOPNOTSUPP and ENOTSUP one number.
+ERRNO_NAMES = frozenset(name for name in dir(errno_module) if name.startswith("E") and name.isupper())
 
 
 class CatalogueError(ValueError):
