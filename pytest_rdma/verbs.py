@@ -52,6 +52,7 @@ _QP_TYPE_NEEDS = {
 }
 _QP_TYPES = tuple(_QP_TYPE_NEEDS)
 _IBTA_QP_TABLE = Source("ibta", "IBTA Vol. 1 r1.7 §11.2.5.2 (QP state transition properties)")
+_IWARP_RC_ONLY = Source("iwarp", "RFC 5040 (iWARP defines reliable connections only)")
 _KERNEL_QP_TABLE = Source("kernel", "drivers/infiniband/core/verbs.c qp_state_table, ib_modify_qp_is_ok()")
 
 # --- section: device, port and GID verbs ------------------------------------------------------
@@ -443,6 +444,22 @@ ibv_modify_qp = Verb(
         Claim("grh-required", "state-table", "where the port sets IBV_QPF_GRH_REQUIRED, an address vector "
               "without a GRH is refused", "NOTES",
               params={"rule": "grh-required", "gate": Cap("port.flags&IBV_QPF_GRH_REQUIRED")}, **_IB_ONLY),
+        Claim("state-outside-enum-refused", "refused", "a qp_state outside enum ibv_qp_state makes the attributes "
+              "invalid: the call fails", "NOTES", over={"value": (7, 42)}, variant="RC-in-RESET-qp_state-{value}",
+              call={"attr": {"qp_state": Var("value")}, "attr_mask": "IBV_QP_STATE"}, errnos=("EINVAL",),
+              layer="kernel", also=(Source("kernel", "drivers/infiniband/core/uverbs_cmd.c modify_qp(): a state "
+                                                     "beyond IB_QPS_ERR is EINVAL"),)),
+        Claim("rts-to-rts-optional", "succeeds", "in RTS an attribute the state machine allows there can be changed "
+              "(RTS to RTS), and ibv_query_qp then reports it", "DESCRIPTION",
+              over={("qp_type", "field", "flag", "value"): (
+                  ("IBV_QPT_RC", "min_rnr_timer", "IBV_QP_MIN_RNR_TIMER", 20),
+                  ("IBV_QPT_UD", "qkey", "IBV_QP_QKEY", 0x2222))},
+              variant="{qp_type}-{field}-{value}",
+              call={"qp": Need("qp", state="RTS", spec={"qp_type": Var("qp_type")}),
+                    "attr": {"qp_state": "IBV_QPS_RTS", "{field}": Var("value")}, "attr_mask": "IBV_QP_STATE | {flag}"},
+              params={"then": (Step("ibv_query_qp", {"qp": Need("qp", state="RTS", spec={"qp_type": Var("qp_type")}),
+                                                     "attr_mask": "{flag}"}, name="q"),)},
+              expect=(Expect("q.attr.{field}", "==", Var("value"), ref="ibv_query_qp(3) NOTES"),), **_IB_ONLY),
     ),
     contract=Contract(
         requires=(Resource("qp", role="qp"),),
@@ -622,6 +639,36 @@ ibv_create_qp = Verb(
                     "qp_init_attr.recv_cq": Need("cq", label="shared"), "qp_init_attr.cap": _SMALL_CAP},
               expect=(Expect("ret.qp_num", "in", (2, 1 << 24), transports=IB_TRANSPORTS),),
               params={"count": 64, "value": "ret.qp_num", "cycle": Var("cycle"), "cycle_needs": _QP_TYPE_NEEDS}),
+        Claim("creates-qp-in-reset", "succeeds", "a valid request returns a QP in RESET with the type and qp_context "
+              "asked for and no SRQ", "DESCRIPTION", over={"qp_type": _QP_TYPES}, variant="{qp_type}-context-0x55",
+              layer="libibverbs", call={"qp_init_attr.qp_context": 0x55},
+              expect=(Expect("ret.state", "==", "IBV_QPS_RESET"), Expect("ret.qp_type", "==", Var("qp_type")),
+                      Expect("ret.qp_context", "==", 0x55), Expect("ret.srq", "zero"))),
+        Claim("undefined-qp-type-refused", "refused", "qp_type must be one of the page's QP types: a value outside "
+              "enum ibv_qp_type is refused", "DESCRIPTION", over={"type": (0, 1, 5, 6, 7, 11)},
+              variant="qp_type-{type}", call={"qp_init_attr.qp_type": Var("type")}, errnos=("EINVAL",),
+              layer="libibverbs"),
+        Claim("cap-above-limit-refused", "refused", "a capacity above the device's limit for it is refused",
+              "DESCRIPTION", over={("field", "limit"): (("max_send_wr", "max_qp_wr"), ("max_recv_wr", "max_qp_wr"),
+                                                        ("max_send_sge", "max_sge"), ("max_recv_sge", "max_sge"))},
+              variant="RC-{field}-above-{limit}", call={"qp_init_attr.cap.{field}": Dev("attr.{limit}", plus=1)},
+              errnos=("EINVAL", "ENOMEM"), also=(Source("man", "ibv_query_device(3)", "DESCRIPTION"),)),
+        Claim("iwarp-types-refused", "refused", "an iWARP device, which defines only reliable connections, refuses "
+              "an unreliable connected or datagram QP", "DESCRIPTION",
+              over={"type": ("IBV_QPT_UC", "IBV_QPT_UD")}, variant="{type}-on-iwarp", transports=("iwarp",),
+              call={"qp_init_attr.qp_type": Var("type")}, errnos=("EOPNOTSUPP", "EINVAL"),
+              also=(_IWARP_RC_ONLY,)),
+    ),
+    errors=(
+        Error("EINVAL", "a value is invalid: an undefined QP type (libibverbs), a capacity above the device's limit, "
+              "an SRQ with a QP type other than RC or UD (NOTES); the page names no errno",
+              covered_by=("undefined-qp-type-refused", "cap-above-limit-refused", "srq-only-rc-ud")),
+        Error("EOPNOTSUPP", "the device does not offer the QP type (not on the page: the driver's answer)",
+              covered_by=("iwarp-types-refused",)),
+        Error("EPERM", "a raw packet QP without CAP_NET_RAW (not on the page: the kernel's answer)",
+              untestable="the suite runs as root; dropping CAP_NET_RAW would affect the whole session's process"),
+        Error("ENOMEM", "the QP cannot be allocated (not on the page)",
+              untestable="cannot exhaust kernel or device memory safely on a shared lab VM"),
     ),
     contract=Contract(
         requires=(Resource("pd", role="pd"), Resource("cq", role="qp_init_attr.send_cq")),
@@ -630,6 +677,8 @@ ibv_create_qp = Verb(
         makes=True,
     ),
     tables={"vars": {"qp_type": "IBV_QPT_RC"}, "needs": {"qp_type": _QP_TYPE_NEEDS}},
+    undefined=("send_cq or recv_cq NULL (libibverbs dereferences them)", "qp_init_attr NULL",
+               "IBV_QPT_DRIVER without its vendor's setup (vendor-specific meaning)"),
 )
 
 ibv_create_qp_ex = Verb(
@@ -704,6 +753,60 @@ ibv_create_qp_ex = Verb(
         Claim("send-ops-iterator", "untestable", "with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS the QP exposes the "
               "ibv_qp_ex send-ops iterator", "NOTES",
               untestable="covered by the ibv_wr_* data-path claims, which post through it"),
+        Claim("pd-only-is-create-qp", "succeeds", "with comp_mask exactly IBV_QP_INIT_ATTR_PD the request is an "
+              "ordinary one (verbs.h hands it to ibv_create_qp), so it works wherever ibv_create_qp does",
+              "DESCRIPTION", over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UD")}, variant="{qp_type}-comp_mask-PD",
+              layer="libibverbs", call={"qp_init_attr_ex.comp_mask": "IBV_QP_INIT_ATTR_PD"},
+              expect=(Expect("ret.state", "==", "IBV_QPS_RESET"), Expect("ret.qp_type", "==", Var("qp_type")))),
+        Claim("missing-pd-refused", "refused", "the PD is given through pd with IBV_QP_INIT_ATTR_PD: a request "
+              "without that bit has no PD and is refused", "DESCRIPTION", variant="RC-comp_mask-CREATE_FLAGS-only",
+              call={"qp_init_attr_ex.comp_mask": "IBV_QP_INIT_ATTR_CREATE_FLAGS"}, errnos=("EINVAL",),
+              layer="libibverbs"),
+        Claim("xrc-recv-needs-xrcd", "refused", "an XRC receive QP lives in an XRC domain: one asked for without "
+              "IBV_QP_INIT_ATTR_XRCD is refused", "DESCRIPTION", variant="XRC_RECV-comp_mask-PD-CREATE_FLAGS",
+              call={"qp_init_attr_ex.qp_type": "IBV_QPT_XRC_RECV"}, errnos=("EINVAL",), layer="libibverbs"),
+        Claim("send-ops-flags-accepted", "succeeds", "a QP asked for with send_ops_flags (SEND and RDMA_WRITE) is "
+              "created, for use with the send-ops iterator", "NOTES", variant="RC-SEND-RDMA_WRITE",
+              call={"qp_init_attr_ex.comp_mask": "IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS",
+                    "qp_init_attr_ex.send_ops_flags": "IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE"}),
+        Claim("xrc-types", "gated", "an XRC send QP (on a PD) and an XRC receive QP (in an XRC domain) are created "
+              "where the device advertises XRC", "DESCRIPTION",
+              over={("qp_type", "attrs"): (
+                  ("IBV_QPT_XRC_SEND", {"comp_mask": "IBV_QP_INIT_ATTR_PD", "cap": _SMALL_CAP}),
+                  ("IBV_QPT_XRC_RECV", {"comp_mask": "IBV_QP_INIT_ATTR_XRCD", "xrcd": Need("xrcd"),
+                                        "cap": {"max_send_wr": 0, "max_recv_wr": 0, "max_send_sge": 0,
+                                                "max_recv_sge": 0}}))},
+              variant="{qp_type}", call={"qp_init_attr_ex": Var("attrs")},
+              params={"gate": Cap("attr.device_cap_flags&IBV_DEVICE_XRC"), "only": "advertised"}),
+        Claim("create-flags-gated", "gated", "a raw packet QP creation flag works only where the device advertises "
+              "the matching raw packet capability", "DESCRIPTION",
+              over={("flag", "cap"): (("SCATTER_FCS", "IBV_RAW_PACKET_CAP_SCATTER_FCS"),
+                                      ("CVLAN_STRIPPING", "IBV_RAW_PACKET_CAP_CVLAN_STRIPPING"))},
+              variant="RAW_PACKET-{flag}", errnos=("EINVAL", "EOPNOTSUPP"),
+              call={"qp_init_attr_ex.qp_type": "IBV_QPT_RAW_PACKET", "qp_init_attr_ex.cap": _SMALL_CAP,
+                    "qp_init_attr_ex.create_flags": "IBV_QP_CREATE_{flag}"},
+              needs=_QP_TYPE_NEEDS["IBV_QPT_RAW_PACKET"], params={"gate": Cap("attr_ex.raw_packet_caps&{cap}")}),
+        Claim("tso-header-gated", "gated", "max_tso_header is accepted on a raw packet QP where the device advertises "
+              "TSO (tso_caps.max_tso)", "DESCRIPTION", variant="RAW_PACKET-max_tso_header-64",
+              errnos=("EINVAL", "EOPNOTSUPP"), needs=_QP_TYPE_NEEDS["IBV_QPT_RAW_PACKET"],
+              call={"qp_init_attr_ex.qp_type": "IBV_QPT_RAW_PACKET", "qp_init_attr_ex.cap": _SMALL_CAP,
+                    "qp_init_attr_ex.comp_mask": "IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER",
+                    "qp_init_attr_ex.max_tso_header": 64},
+              params={"gate": Cap("attr_ex.tso_caps.max_tso")}),
+    ),
+    errors=(
+        Error("EINVAL", "no PD for a type that needs one, no XRC domain for an XRC receive QP, an undefined comp_mask "
+              "or create_flags bit, source_qpn on a non-UD QP (NOTES); the page names no errno",
+              covered_by=("missing-pd-refused", "xrc-recv-needs-xrcd", "unknown-comp-mask", "unknown-create-flags",
+                          "source-qpn-ud-only")),
+        Error("EOPNOTSUPP", "the provider has no extended create (verbs.h / libibverbs' default op) or does not "
+              "support a requested flag (not on the page)",
+              covered_by=("unknown-comp-mask", "unknown-create-flags", "create-flags-gated")),
+        Error("EPERM", "a raw packet QP or IBV_QP_CREATE_SOURCE_QPN without CAP_NET_RAW (not on the page: the "
+              "kernel's answer)", untestable="the suite runs as root; dropping CAP_NET_RAW would affect the whole "
+              "session's process"),
+        Error("ENOMEM", "the QP cannot be allocated (not on the page)",
+              untestable="cannot exhaust kernel or device memory safely on a shared lab VM"),
     ),
     contract=Contract(
         requires=(Resource("context", role="context"), Resource("pd", role="qp_init_attr_ex.pd"),
@@ -711,6 +814,8 @@ ibv_create_qp_ex = Verb(
         produces=(Resource("qp", state="RESET"),),
         destroyed_by="ibv_destroy_qp",
     ),
+    undefined=("calling an ibv_wr_* builder that send_ops_flags did not ask for (a NULL function pointer)",
+               "send_cq or recv_cq NULL without an indirection table (libibverbs dereferences them)"),
     tables={
         "vars": {"qp_type": "IBV_QPT_RC"},
         "needs": {"qp_type": _QP_TYPE_NEEDS},
@@ -740,8 +845,24 @@ ibv_destroy_qp = Verb(
                                             "gid": {"raw": bytes.fromhex("ff0e" + "00" * 12 + "1234")}, "lid": 0}),
                   Step("ibv_destroy_qp", {"qp": Need("qp", spec={"qp_type": Var("qp_type")})}),
               )}),
+        Claim("destroy-in-any-state", "succeeds", "a QP is destroyed with 0 whatever its state", "DESCRIPTION",
+              over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UD"), "state": ("INIT", "RTR", "RTS", "ERR")},
+              variant="{qp_type}-in-{state}",
+              call={"qp": Need("qp", state="{state}", spec={"qp_type": Var("qp_type")})}),
+        Claim("releases-pd-and-cq", "succeeds", "once the QP is destroyed its CQ and its PD are no longer held: both "
+              "are destroyed with 0", "DESCRIPTION", over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UD")},
+              variant="{qp_type}-then-cq-and-pd",
+              params={"then": (Step("ibv_destroy_cq", {"cq": Need("cq")}), Step("ibv_dealloc_pd", {"pd": Need("pd")}))},
+              also=(Source("man", "ibv_create_cq(3)", "RETURN VALUE"),
+                    Source("man", "ibv_alloc_pd(3)", "DESCRIPTION"))),
+    ),
+    errors=(
+        Error("EBUSY", "the QP is still attached to a multicast group (NOTES; the errno is the kernel's)",
+              covered_by=("destroy-fails-mcast-attached",)),
     ),
     contract=Contract(requires=(Resource("qp", role="qp"),), destroys=(Resource("qp", role="qp"),)),
+    undefined=("destroying a QP twice", "using a QP after destroying it",
+               "destroying a QP while another thread posts or polls for it"),
 )
 
 ibv_query_qp = Verb(
@@ -769,9 +890,34 @@ ibv_query_qp = Verb(
               variant="{qp_type}-in-{state}",
               call={"qp": Need("qp", state="{state}", spec={"qp_type": Var("qp_type")})},
               expect=(Expect("attr.qp_state", "==", "IBV_QPS_{state}"),)),
+        Claim("init-attr-reports-creation", "succeeds", "init_attr reports what the QP was created with: its "
+              "qp_context, CQs and (no) SRQ", "DESCRIPTION", over={"qp_type": ("IBV_QPT_RC",)},
+              variant="{qp_type}-context-0x77",
+              steps=(Step("ibv_create_qp", {"qp_init_attr.qp_context": 0x77}, name="made"),), call={"qp": Ref("made")},
+              expect=(Expect("init_attr.qp_context", "==", 0x77),
+                      Expect("init_attr.send_cq", "==", Ref("made", "ret.send_cq")),
+                      Expect("init_attr.recv_cq", "==", Ref("made", "ret.recv_cq")), Expect("init_attr.srq", "zero"))),
+        Claim("mask-is-a-hint", "succeeds", "attr_mask only names the minimum to report: asking for any one "
+              "attribute is a valid query", "NOTES",
+              over={("name", "flag"): tuple((f.removeprefix("IBV_QP_"), f) for f in _QP_MASK_FLAGS
+                                            if f != "IBV_QP_RATE_LIMIT")},
+              variant="RC-in-RESET-{name}", call={"attr_mask": Var("flag")}),
+        Claim("updates-cached-state", "untestable", "a query that includes IBV_QP_STATE refreshes the state the QP "
+              "object caches (after the device moved it by itself)", "DESCRIPTION",
+              untestable="needs an error completion to move the QP without ibv_modify_qp: left to the data-path "
+              "section"),
     ),
     contract=Contract(requires=(Resource("qp", role="qp"),)),
+    tables={"vars": {"qp_type": "IBV_QPT_RC"}},
+    undefined=("reading attributes never set for the QP's type and state (their values are unspecified)",
+               "expecting qp_state, path_mig_state, sq_draining or ah_attr (with APM) to be equal across calls"),
 )
+
+_MCAST_GID = {"raw": bytes.fromhex("ff0e" + "00" * 12 + "1234")}  # ff0e::1234, a multicast GID
+_MCAST_CAPS = (Cap("attr.max_mcast_grp"), Cap("attr.max_mcast_qp_attach"))
+_MCAST_QP = Need("qp", spec={"qp_type": "IBV_QPT_UD"})
+_MCAST_KERNEL = Source("kernel", "drivers/infiniband/core/verbs.c ib_attach_mcast()/ib_detach_mcast(): UD only, "
+                                 "a multicast GID (and on IB a multicast LID), else EINVAL")
 
 ibv_attach_mcast = Verb(
     name="ibv_attach_mcast",
@@ -779,7 +925,41 @@ ibv_attach_mcast = Verb(
     prototype="int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);",
     returns=RETURNS_ERRNO,
     summary="attach a UD QP to a multicast group",
-    params=(Param("qp", "struct ibv_qp *"), Param("gid", "const union ibv_gid *"), Param("lid", "uint16_t", default=0)),
+    params=(Param("qp", "struct ibv_qp *", default=_MCAST_QP),
+            Param("gid", "const union ibv_gid *", default=_MCAST_GID),
+            Param("lid", "uint16_t", default=0, doc="the multicast LID (IB); RoCE ignores it")),
+    errors=(
+        Error("EINVAL", "the QP is not UD (NOTES), or gid is not a multicast GID (not on the page: the kernel)",
+              covered_by=("only-ud", "unicast-gid-refused", "unicast-lid-refused")),
+        Error("EOPNOTSUPP", "the provider has no multicast (libibverbs' default op; not on the page)",
+              untestable="the not-implemented answer: where it comes, the claims are reported unsupported "
+              "(tables['not_supported'])"),
+    ),
+    claims=(
+        Claim("attach-ud", "succeeds", "a UD QP is attached to a multicast group, and detached again with 0",
+              "DESCRIPTION", variant="UD-ff0e::1234", needs=_MCAST_CAPS, transports=IB_TRANSPORTS,
+              params={"then": (Step("ibv_detach_mcast"),)}),
+        Claim("attach-twice-accepted", "succeeds", "attaching a QP to a group it is already in succeeds (the QP still "
+              "gets one copy of each message)", "NOTES", variant="UD-ff0e::1234-twice", needs=_MCAST_CAPS,
+              transports=IB_TRANSPORTS, steps=(Step("ibv_attach_mcast"),),
+              params={"then": (Step("ibv_detach_mcast"),)}),
+        Claim("only-ud", "refused", "only UD QPs may be attached to multicast groups", "NOTES",
+              over={"qp_type": ("IBV_QPT_RC", "IBV_QPT_UC")}, variant="{qp_type}",
+              call={"qp": Need("qp", spec={"qp_type": Var("qp_type")})}, errnos=("EINVAL",), layer="kernel",
+              also=(_MCAST_KERNEL,)),
+        Claim("unicast-gid-refused", "refused", "gid names a multicast group: a unicast GID is refused",
+              "DESCRIPTION", variant="UD-fe80::1", needs=_MCAST_CAPS, transports=IB_TRANSPORTS, errnos=("EINVAL",),
+              call={"gid": {"raw": bytes.fromhex("fe80" + "00" * 13 + "01")}}, layer="kernel", also=(_MCAST_KERNEL,)),
+        Claim("unicast-lid-refused", "refused", "on InfiniBand, lid names a multicast LID: a unicast one is refused",
+              "DESCRIPTION", variant="UD-lid-1", needs=_MCAST_CAPS, transports=("ib",), errnos=("EINVAL",),
+              call={"lid": 1}, layer="kernel", also=(_MCAST_KERNEL,)),
+        Claim("receives-group-traffic", "untestable", "an attached QP receives one copy of each message sent to the "
+              "group, however often it was attached", "DESCRIPTION, NOTES",
+              untestable="needs traffic: left to the data-path section"),
+    ),
+    contract=Contract(requires=(Resource("qp", role="qp"),)),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no multicast (libibverbs' default op)"}},
+    undefined=("sending to a group on InfiniBand without a subnet administrator join (NOTES)",),
 )
 
 ibv_detach_mcast = Verb(
@@ -788,7 +968,30 @@ ibv_detach_mcast = Verb(
     prototype="int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);",
     returns=RETURNS_ERRNO,
     summary="detach a UD QP from a multicast group",
-    params=(Param("qp", "struct ibv_qp *"), Param("gid", "const union ibv_gid *"), Param("lid", "uint16_t", default=0)),
+    params=(Param("qp", "struct ibv_qp *", default=_MCAST_QP),
+            Param("gid", "const union ibv_gid *", default=_MCAST_GID),
+            Param("lid", "uint16_t", default=0)),
+    errors=(
+        Error("EINVAL", "the QP is not attached to that group (not on the page: the kernel's answer)",
+              covered_by=("not-attached-refused",)),
+        Error("EOPNOTSUPP", "the provider has no multicast (libibverbs' default op; not on the page)",
+              untestable="the not-implemented answer: where it comes, the claims are reported unsupported "
+              "(tables['not_supported'])"),
+    ),
+    claims=(
+        Claim("detach-attached", "succeeds", "detaching an attached QP returns 0, after which the QP can be destroyed",
+              "DESCRIPTION", variant="UD-ff0e::1234", needs=_MCAST_CAPS, transports=IB_TRANSPORTS,
+              steps=(Step("ibv_attach_mcast"),), params={"then": (Step("ibv_destroy_qp", {"qp": _MCAST_QP}),)},
+              also=(Source("man", "ibv_create_qp(3)", "NOTES"),)),
+        Claim("not-attached-refused", "refused", "detaching a QP from a group it is not in is refused",
+              "DESCRIPTION", variant="UD-never-attached", needs=_MCAST_CAPS, transports=IB_TRANSPORTS,
+              errnos=("EINVAL",), layer="kernel", also=(_MCAST_KERNEL,)),
+        Claim("no-traffic-after-detach", "untestable", "after detaching, messages to the group no longer arrive",
+              "DESCRIPTION", untestable="needs traffic: left to the data-path section"),
+    ),
+    contract=Contract(requires=(Resource("qp", role="qp"),)),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no multicast (libibverbs' default op)"}},
+    undefined=("detaching once after attaching twice (the page does not say)",),
 )
 # --- end section: QP ----------------------------------------------------------------------------
 
@@ -966,6 +1169,13 @@ ibv_create_flow = Verb(
                       "advertised": {"then": (Step("ibv_destroy_flow", {"flow_id": Ref("call")}),)}}),
         Claim("egress-qp-only-names-device", "untestable", "with EGRESS the QP only identifies the device", "NOTES",
               untestable="observing which QP egress actions use needs traffic through a steering device"),
+        Claim("unknown-spec-type-refused", "refused", "a specification of a type the header does not define is "
+              "refused as an invalid specification", "ERRORS", over={"qp_type": ("IBV_QPT_UD", "IBV_QPT_RAW_PACKET")},
+              variant="{qp_type}-spec-type-0x22", needs=(_STEERING,), errnos=("EINVAL",), layer="libibverbs",
+              call={"flow_attr.specs": (("ibv_flow_spec_eth", {**_ETH_DST_MAC[1], "type": 0x22}),)}),
+        Claim("steers-matching-packets", "untestable", "a packet that matches a rule is delivered to the rule's QP "
+              "(the lower priority number winning, DONT_TRAP passing it on)", "DESCRIPTION",
+              untestable="needs traffic: left to the data-path section"),
     ),
     contract=Contract(requires=(Resource("qp", role="qp"),), produces=(Resource("flow"),),
                       destroyed_by="ibv_destroy_flow", makes=True),
@@ -1026,8 +1236,13 @@ ibv_dealloc_pd = Verb(
               "usable", "DESCRIPTION", errnos=("EBUSY",),
               steps=(Step("ibv_create_qp", {"pd": Need("pd")}),),
               params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)}),
+        Claim("busy-with-ah", "refused", "freeing a PD that an address handle still uses fails with EBUSY, and the "
+              "PD stays usable", "DESCRIPTION", errnos=("EBUSY",), transports=IB_TRANSPORTS,
+              steps=(Step("ibv_create_ah", {"pd": Need("pd")}),),
+              params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)},
+              also=(Source("man", "ibv_create_ah(3)", "DESCRIPTION"),)),
     ),
-    errors=(Error("EBUSY", "the PD is still in use", covered_by=("busy-with-mr", "busy-with-qp")),),
+    errors=(Error("EBUSY", "the PD is still in use", covered_by=("busy-with-mr", "busy-with-qp", "busy-with-ah")),),
     contract=Contract(destroys=(Resource("pd", role="pd"),)),
 )
 
