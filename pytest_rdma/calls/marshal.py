@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_rdma.calls.record import Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import number
+from pytest_rdma.catalogue.model import Array
 from pytest_rdma.ibv import abi
 
 _SCALAR_OUTS = {
@@ -61,12 +62,27 @@ def struct_class(name: str) -> Any:
         raise LookupError(f"the ctypes binding has no struct {name} (pytest_rdma/ibv/abi)") from None
 
 
-def _set_field(target: Any, path: str, value: Any) -> None:
+def array_memory(value: Array) -> Any:
+    """The ctypes memory an Array lays out: pointers (addresses), or the bytes themselves."""
+    if isinstance(value.items, bytes):
+        return (ctypes.c_uint8 * max(len(value.items), 1)).from_buffer_copy(value.items.ljust(1, b"\0"))
+    return (ctypes.c_void_p * max(len(value.items), 1))(*(number(item) or None for item in value.items))
+
+
+def _set_field(target: Any, path: str, value: Any, keep: list[Any] | None = None) -> None:
     parts = path.split(".")
     for part in parts[:-1]:
         target = getattr(target, part)
     last = parts[-1]
     current = getattr(target, last)
+    if isinstance(value, Array):
+        # Memory a pointer member points to; `keep` holds it as long as the struct lives.
+        memory = array_memory(value)
+        if keep is None:
+            raise ValueError("an Array needs a struct that keeps its memory")
+        keep.append(memory)
+        setattr(target, last, ctypes.addressof(memory))
+        return
     if isinstance(value, (bytes, bytearray)) and isinstance(current, (ctypes.Array, ctypes.Structure, ctypes.Union)):
         # A raw GID, a MAC address: copied over the field's bytes.
         size = ctypes.sizeof(current)
@@ -82,9 +98,11 @@ TRAILING = "specs"  # a struct followed in memory by further structs, as ibv_flo
 
 def _filled(name: str, fields: Mapping[str, Any], into: Any = None) -> Any:
     obj = into if into is not None else struct_class(name)()
+    keep: list[Any] = []
+    obj._pytest_rdma_arrays = keep  # memory of Array members, alive as long as the struct
     for path, value in fields.items():
         try:
-            _set_field(obj, path, value)
+            _set_field(obj, path, value, keep)
         except (AttributeError, TypeError, ValueError) as exc:
             raise LookupError(f"struct {name}: cannot set {path} = {value!r}: {exc}") from None
     return obj
