@@ -20,6 +20,7 @@ from pytest_rdma.catalogue.model import (
     RETURNS_VALUE,
     RETURNS_VOID,
     Arg,
+    Array,
     Buffer,
     Cap,
     Claim,
@@ -681,6 +682,19 @@ ibv_create_qp = Verb(
                "IBV_QPT_DRIVER without its vendor's setup (vendor-specific meaning)"),
 )
 
+# A receive-side-scaling QP: a raw packet QP that receives through an indirection table of WQs, hashing
+# IPv4 addresses with a Toeplitz key; it has no receive queue of its own (libibverbs refuses one).
+_RSS_QP = {
+    "qp_type": "IBV_QPT_RAW_PACKET", "recv_cq": None, "rwq_ind_tbl": Need("rwq_ind_table"),
+    "comp_mask": "IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH",
+    "cap": {"max_send_wr": 0, "max_recv_wr": 0, "max_send_sge": 0, "max_recv_sge": 0, "max_inline_data": 0},
+    "rx_hash_conf": {"rx_hash_function": "IBV_RX_HASH_FUNC_TOEPLITZ", "rx_hash_key_len": 40,
+                     "rx_hash_key": Array(bytes(range(1, 41))),
+                     "rx_hash_fields_mask": "IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4"},
+}
+_RSS_NEEDS = (*_QP_TYPE_NEEDS["IBV_QPT_RAW_PACKET"], Cap("attr_ex.max_wq_type_rq"),
+              Cap("attr_ex.rss_caps.max_rwq_indirection_table_size"))
+
 ibv_create_qp_ex = Verb(
     name="ibv_create_qp_ex",
     man="ibv_create_qp_ex(3)",
@@ -786,6 +800,16 @@ ibv_create_qp_ex = Verb(
               call={"qp_init_attr_ex.qp_type": "IBV_QPT_RAW_PACKET", "qp_init_attr_ex.cap": _SMALL_CAP,
                     "qp_init_attr_ex.create_flags": "IBV_QP_CREATE_{flag}"},
               needs=_QP_TYPE_NEEDS["IBV_QPT_RAW_PACKET"], params={"gate": Cap("attr_ex.raw_packet_caps&{cap}")}),
+        Claim("rss-qp", "gated", "a receive-side-scaling QP is created on an indirection table with a hash "
+              "configuration where the device advertises the Toeplitz hash", "DESCRIPTION",
+              variant="RAW_PACKET-on-1-WQ-table-toeplitz-ipv4", needs=_RSS_NEEDS,
+              call={"qp_init_attr_ex": _RSS_QP},
+              params={"gate": Cap("attr_ex.rss_caps.rx_hash_function&IBV_RX_HASH_FUNC_TOEPLITZ"),
+                      "only": "advertised"}),
+        Claim("ind-table-excludes-receive-queue", "refused", "a QP that receives through an indirection table has "
+              "no receive queue of its own: asking for receive WRs as well is refused", "DESCRIPTION",
+              variant="RAW_PACKET-on-table-max_recv_wr-1", needs=_RSS_NEEDS, errnos=("EINVAL",), layer="libibverbs",
+              call={"qp_init_attr_ex": {**_RSS_QP, "cap": {**_RSS_QP["cap"], "max_recv_wr": 1}}}),
         Claim("tso-header-gated", "gated", "max_tso_header is accepted on a raw packet QP where the device advertises "
               "TSO (tso_caps.max_tso)", "DESCRIPTION", variant="RAW_PACKET-max_tso_header-64",
               errnos=("EINVAL", "EOPNOTSUPP"), needs=_QP_TYPE_NEEDS["IBV_QPT_RAW_PACKET"],
@@ -798,7 +822,7 @@ ibv_create_qp_ex = Verb(
         Error("EINVAL", "no PD for a type that needs one, no XRC domain for an XRC receive QP, an undefined comp_mask "
               "or create_flags bit, source_qpn on a non-UD QP (NOTES); the page names no errno",
               covered_by=("missing-pd-refused", "xrc-recv-needs-xrcd", "unknown-comp-mask", "unknown-create-flags",
-                          "source-qpn-ud-only")),
+                          "source-qpn-ud-only", "ind-table-excludes-receive-queue")),
         Error("EOPNOTSUPP", "the provider has no extended create (verbs.h / libibverbs' default op) or does not "
               "support a requested flag (not on the page)",
               covered_by=("unknown-comp-mask", "unknown-create-flags", "create-flags-gated")),
@@ -2262,6 +2286,14 @@ ibv_destroy_wq = Verb(
         Claim("destroy-returns-zero", "succeeds", "destroying an unused WQ returns 0, and the WQ no longer holds its "
               "CQ", "RETURN VALUE", needs=(_WQS,), variant="unused",
               params={"then": (Step("ibv_destroy_cq", {"cq": Need("cq")}),)}),
+        Claim("busy-in-table", "refused", "destroying a WQ that an indirection table still holds fails with EBUSY, "
+              "and the WQ stays usable (it still moves to RDY)", "RETURN VALUE", needs=(_WQS, _RSS),
+              variant="WQ-in-1-entry-table", errnos=("EBUSY",), steps=(Step("ibv_create_rwq_ind_table"),),
+              params={"then": (_TO_RDY,)}, also=(Source("kernel", _USECOUNT),)),
+    ),
+    errors=(
+        Error("EBUSY", "an indirection table still holds the WQ (not on the page: the kernel's use count)",
+              covered_by=("busy-in-table",)),
     ),
     contract=Contract(requires=(Resource("wq", role="wq"),), destroys=(Resource("wq", role="wq"),)),
     undefined=("destroying a WQ twice", "using a WQ after destroying it"),
@@ -2324,6 +2356,85 @@ ibv_modify_wq = Verb(
                       moves=(Transition("wq", "RESET", "RDY"), Transition("wq", "any", "ERR"),
                              Transition("wq", "any", "RESET"))),
     undefined=("a wq_state of IBV_WQS_UNKNOWN or outside enum ibv_wq_state",),
+)
+
+# --- receive WQ indirection tables (RSS) ---------------------------------------------------------------------
+_WQ_TABLE = {"ind_tbl": Array(tuple(Need("wq", label=f"w{i}") for i in range(4))), "log_ind_tbl_size": 2}
+
+ibv_create_rwq_ind_table = Verb(
+    name="ibv_create_rwq_ind_table",
+    man="ibv_create_rwq_ind_table(3)",
+    prototype="struct ibv_rwq_ind_table *ibv_create_rwq_ind_table(struct ibv_context *context, "
+    "struct ibv_rwq_ind_table_init_attr *init_attr);",
+    returns=RETURNS_POINTER,
+    summary="create an indirection table of 2^log_ind_tbl_size receive WQs, for an RSS QP; NULL on failure",
+    params=(
+        CONTEXT,
+        Param("init_attr", "struct ibv_rwq_ind_table_init_attr *",
+              default={"log_ind_tbl_size": 0, "ind_tbl": Array((Need("wq"),)), "comp_mask": 0},
+              flags="ibv_ind_table_init_attr_mask",
+              doc="ind_tbl points at 1 << log_ind_tbl_size WQ pointers; comp_mask from ibv_ind_table_init_attr_mask"),
+    ),
+    errors=(
+        Error("EOPNOTSUPP", "the provider has no indirection tables (libibverbs' default op; not on the page)",
+              covered_by=("refused-without-wqs",)),
+        Error("EINVAL", "comp_mask is not 0 (libibverbs' command layer), or the table is larger than the device "
+              "allows (kernel); not on the page", covered_by=("reserved-comp-mask-refused",)),
+    ),
+    claims=(
+        Claim("creates-table", "gated", "a table of 2^n WQs is created where the device advertises indirection "
+              "tables", "DESCRIPTION", needs=(_WQS,),
+              over={("entries", "table"): (("1-WQ", {}), ("4-WQs", _WQ_TABLE))}, variant="{entries}",
+              call={"init_attr": Var("table")}, params={"gate": _RSS, "only": "advertised"}),
+        Claim("repeated-entries", "gated", "one WQ may fill several entries of a table", "DESCRIPTION",
+              needs=(_WQS,), variant="one-WQ-twice",
+              call={"init_attr": {"log_ind_tbl_size": 1, "ind_tbl": Array((Need("wq"), Need("wq")))}},
+              params={"gate": _RSS, "only": "advertised"}),
+        Claim("reserved-comp-mask-refused", "refused", "comp_mask bits outside ibv_ind_table_init_attr_mask (none is "
+              "defined) are refused", "DESCRIPTION", needs=(_WQS, _RSS), over={"bit": (0, 31)},
+              variant="comp_mask-bit{bit}", call={"init_attr.comp_mask": Flags(bits=(Var("bit"),))},
+              errnos=("EINVAL", "EOPNOTSUPP"), layer="libibverbs"),
+        Claim("refused-without-wqs", "gated", "a device with no WQs (max_wq_type_rq 0) has no indirection tables: "
+              "the call is refused", "DESCRIPTION", variant="no-WQs-NULL-table",
+              needs=(Cap("attr_ex.max_wq_type_rq", "zero"),), call={"init_attr.ind_tbl": None},
+              errnos=("EOPNOTSUPP",), params={"gate": _RSS, "only": "not-advertised"}),
+        Claim("serves-rss-qp", "untestable", "the table is given to ibv_create_qp_ex to spread incoming packets "
+              "over its WQs", "NOTES", untestable="creating the QP is ibv_create_qp_ex's rss-qp claim; spreading "
+              "packets needs traffic: left to the data-path section"),
+    ),
+    contract=Contract(requires=(Resource("context", role="context"), Resource("wq", role="init_attr.ind_tbl")),
+                      produces=(Resource("rwq_ind_table"),), destroyed_by="ibv_destroy_rwq_ind_table", makes=True),
+    tables={"not_supported": {"EOPNOTSUPP": "the provider has no indirection tables (libibverbs' default op)"}},
+    undefined=("ind_tbl holding fewer than 1 << log_ind_tbl_size valid WQ pointers (libibverbs reads every slot)",
+               "a table larger than rss_caps.max_rwq_indirection_table_size: its size is a device fact, and a "
+               "table of that many entries is not a value the catalogue can write"),
+)
+
+ibv_destroy_rwq_ind_table = Verb(
+    name="ibv_destroy_rwq_ind_table",
+    man="ibv_create_rwq_ind_table(3)",
+    prototype="int ibv_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);",
+    returns=RETURNS_ERRNO,
+    summary="destroy an indirection table; 0 or an errno",
+    params=(Param("rwq_ind_table", "struct ibv_rwq_ind_table *", default=Need("rwq_ind_table")),),
+    errors=(
+        Error("EBUSY", "an RSS QP still uses the table (not on the page: the kernel's use count)",
+              covered_by=("busy-with-qp",)),
+    ),
+    claims=(
+        Claim("destroy-returns-zero", "succeeds", "destroying an unused table returns 0, after which its WQ can be "
+              "destroyed", "RETURN VALUE", needs=(_WQS, _RSS), variant="1-WQ-table",
+              params={"then": (Step("ibv_destroy_wq", {"wq": Need("wq")}),)}),
+        Claim("busy-with-qp", "refused", "destroying a table an RSS QP still uses fails with EBUSY, and the table "
+              "stays usable (another RSS QP can be created on it)", "RETURN VALUE",
+              needs=(*_QP_TYPE_NEEDS["IBV_QPT_RAW_PACKET"], _WQS, _RSS), variant="table-under-RSS-QP",
+              errnos=("EBUSY",), steps=(Step("ibv_create_qp_ex", {"qp_init_attr_ex": _RSS_QP}),),
+              params={"then": (Step("ibv_create_qp_ex", {"qp_init_attr_ex": _RSS_QP}),)},
+              also=(Source("kernel", _USECOUNT),)),
+    ),
+    contract=Contract(requires=(Resource("rwq_ind_table", role="rwq_ind_table"),),
+                      destroys=(Resource("rwq_ind_table", role="rwq_ind_table"),)),
+    undefined=("destroying a table twice",),
 )
 
 # --- IPsec ESP flow actions ------------------------------------------------------------------------------------
