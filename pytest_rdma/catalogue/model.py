@@ -136,6 +136,17 @@ class Buffer:
     size: Union[int, Dev, Var]
 
 
+@dataclass(frozen=True)
+class Array:
+    """Memory the check lays out for a struct member that points to it: a C array of `items`.
+
+    A tuple of values (objects, numbers) becomes an array of pointers (`ind_tbl` of
+    ibv_rwq_ind_table_init_attr, a table of WQs); bytes become a byte buffer (`rx_hash_key`).
+    """
+
+    items: Union[tuple[object, ...], bytes]
+
+
 Value = object  # int | str (a literal, or IBV_* names joined by "|") | None | Need | Dev | Var | Arg | Ref | ...
 
 

@@ -53,8 +53,8 @@ ANY_ERRNO = "errno"  # an Error entry for a page that names no specific errno
 
 IBV_NAME = re.compile(r"\bIBV_[A-Z0-9_]+\b(?!\{)")  # not a name still to be filled: IBV_QPS_{state}
 PAGE_REF = re.compile(r"\b[a-z_0-9]+\(\d\)")
-# Every name the errno module has: errorcode keeps one name per number, and Linux gives
-# EOPNOTSUPP and ENOTSUP one number.
+# Every errno name of the platform, aliases included: errorcode keeps one name per value (ENOTSUP for 95 on
+# Linux), while the call layer reports EOPNOTSUPP and EAGAIN, the names the pages use.
 ERRNO_NAMES = frozenset(name for name in dir(errno_module) if name.startswith("E") and name.isupper())
 
 

@@ -242,11 +242,15 @@ class Check:
         """Unsupported where a variable picks something the device does not advertise (a QP type)."""
         needs = self.catalogue[verb].tables.get("needs", {})
         for name, value in variables.items():
-            if name in needs:  # other variables may hold anything, a struct's fields included
+            if name in needs:  # only variables with a needs table: others may hold unhashable structs
                 self.require(needs[name].get(value, ()))
 
     def read(self, call: Call, left: str) -> Any:
-        """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>"."""
+        """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>".
+
+        "<param>.<field>" of an object handle (not a struct argument) reads the object's struct as it
+        stands after the call: "qp.state" after ibv_modify_qp.
+        """
         root, _, rest = left.partition(".")
         if root == "ret":
             data: Any = call.result
@@ -263,6 +267,9 @@ class Check:
             return plain(read_path(call.outs[root], rest))
         for name, shown in call.args:
             if name == root:
+                if rest and isinstance(shown, Handle) and shown.kind != "buffer":
+                    # A field of an object the call was given, read after the call: "qp.state".
+                    return plain(read_path(read_object(shown), rest))
                 return plain(read_path(shown, rest)) if rest else plain(shown)
         if root in self.steps and self.steps[root] is not call:
             return self.read(self.steps[root], rest or "ret")
