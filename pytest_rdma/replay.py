@@ -16,7 +16,7 @@ from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.catalogue.index import Catalogue
-from pytest_rdma.catalogue.model import Buffer, Need, Ref
+from pytest_rdma.catalogue.model import Array, Buffer, Need, Ref
 from pytest_rdma.provider.device import DeviceUnderTest
 from pytest_rdma.verbs import CATALOGUE
 
@@ -32,6 +32,9 @@ def decode(value: Any) -> Any:
             return bytes.fromhex(value["$bytes"])
         if "$buffer" in value:
             return Buffer(int(value["$buffer"]), value.get("$seed"))
+        if "$array" in value:
+            items = decode(value["$array"])
+            return Array(items if isinstance(items, bytes) else tuple(items))
         return {key: decode(item) for key, item in value.items()}
     if isinstance(value, list):
         return tuple(decode(item) for item in value)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pytest_rdma.catalogue.model import (
     RETURNS_COUNT,
     RETURNS_ERRNO,
+    RETURNS_NEG_CODE,
     RETURNS_NEG_ERRNO,
     RETURNS_POINTER,
 )
@@ -54,4 +55,11 @@ def judge(returns: str, value: object, c_errno: int) -> Judged:
             return Judged(True, 0, "")
         problem = "" if -code in KNOWN_ERRNOS else f"returned {code}, which is not a negated errno value"
         return Judged(False, -code, problem)
+    if returns == RETURNS_NEG_CODE:
+        code = int(value or 0)
+        if code == 0:
+            return Judged(True, 0, "")
+        if code > 0:
+            return Judged(False, c_errno, f"returned {code}: the page promises 0 or a negative code")
+        return Judged(False, c_errno, "")  # the code itself is the value; errno, if set, the cause
     return Judged(None, 0, "")

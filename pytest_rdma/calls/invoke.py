@@ -28,18 +28,24 @@ from pytest_rdma.ibv import lib, mirrors, rdmacm
 _OWNERS: dict[tuple[int, str], str] = {}
 
 
-def op_owner(route: str, args: Mapping[str, Any]) -> str:
+def context_of(args: Mapping[str, Any]) -> int:
+    """The ibv_context a call's first object argument belongs to (0 if none).
+
+    Read before the call: a destroy verb frees the object it is given.
+    """
+    for value in args.values():
+        if isinstance(value, Handle) and value.kind != "buffer":
+            return value.address if value.kind == "context" else int(read_object(value).get("context") or 0)
+    return 0
+
+
+def op_owner(route: str, context: int) -> str:
     """Whose code a provider op ran: the file name of the shared object (dladdr), memoised per context.
 
     libibverbs fills the ops a provider lacks with its own defaults (EOPNOTSUPP), so "provider:<op>"
     alone cannot say whether the provider decided; this can.
     """
     op = route.split(":", 1)[1]
-    context = 0
-    for value in args.values():
-        if isinstance(value, Handle) and value.kind != "buffer":
-            context = value.address if value.kind == "context" else int(read_object(value).get("context") or 0)
-            break
     if not context:
         return ""
     key = (context, op)
@@ -151,11 +157,13 @@ class Calls:
         resolved = {name: resolve(value, self.scope) for name, value in values.items()}
         counts = {p.name: _count(resolved.get(p.count)) for p in verb.params if p.count}
         marshalled = marshal([(p.name, p.ctype, p.direction, counts.get(p.name)) for p in verb.params], resolved)
+        # Only a header inline (a mirror) calls through a provider op; its object may be freed by the call.
+        context = context_of(resolved) if verb.name in mirrors.MIRRORS else 0
         raw = (rdmacm.call if verb.family == "rdmacm" else lib.call)(verb.name, *marshalled.cargs)
         judged = judge(verb.returns, raw.value, raw.errno)
         outs = {name: _read_out(verb, name, obj, marshalled) for name, obj in marshalled.outs.items()}
         result = self._result(verb, raw.value, judged.ok)
-        owner = op_owner(raw.route, resolved) if raw.route.startswith("provider:") else ""
+        owner = op_owner(raw.route, context) if raw.route.startswith("provider:") else ""
         call = Call(
             index=len(self.log),
             verb=verb.name,

@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_rdma.calls.record import ArrayArg, Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import number
+from pytest_rdma.catalogue.model import Array
 from pytest_rdma.ibv import abi, rdmacm_abi
 
 _SCALAR_OUTS = {
@@ -93,6 +94,13 @@ def build_array(name: str, items: tuple[Mapping[str, Any], ...], keep: list[Any]
     return array, ArrayArg(f"struct {name}", tuple(records), chained)
 
 
+def array_memory(value: Array) -> Any:
+    """The ctypes memory an Array lays out: pointers (addresses), or the bytes themselves."""
+    if isinstance(value.items, bytes):
+        return (ctypes.c_uint8 * max(len(value.items), 1)).from_buffer_copy(value.items.ljust(1, b"\0"))
+    return (ctypes.c_void_p * max(len(value.items), 1))(*(number(item) or None for item in value.items))
+
+
 def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
     """Set one field by its dotted path; what the record shows for it (a list of structs: its ArrayArg)."""
     parts = path.split(".")
@@ -107,6 +115,12 @@ def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
         setattr(target, last, ctypes.addressof(array))
         return record
     current = getattr(target, last)
+    if isinstance(value, Array):
+        # Memory a pointer member points to; `keep` holds it as long as the struct lives.
+        memory = array_memory(value)
+        keep.append(memory)
+        setattr(target, last, ctypes.addressof(memory))
+        return value
     if isinstance(value, (bytes, bytearray)) and isinstance(current, (ctypes.Array, ctypes.Structure, ctypes.Union)):
         # A raw GID, a MAC address: copied over the field's bytes.
         size = ctypes.sizeof(current)

@@ -20,7 +20,7 @@ from pytest_rdma.calls.marshal import TRAILING, parse_ctype
 from pytest_rdma.calls.payload import C_FILL
 from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import is_flag_expr
-from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Verb
+from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Array, Verb
 
 SESSION_HANDLES = ("ctx", "device")
 POLL_TRIES = 10000  # with 1 ms between tries: the 10 s a check waits for a completion
@@ -43,6 +43,9 @@ def _short(value: Any) -> str:
         return f"&({value.ctype})"
     if isinstance(value, bytes):
         return value.hex()
+    if isinstance(value, Array):
+        items = value.items
+        return f"&[{items.hex()}]" if isinstance(items, bytes) else f"&[{', '.join(_short(v) for v in items)}]"
     return "NULL" if value is None else str(value)
 
 
@@ -116,6 +119,13 @@ class CProgram:
             if isinstance(value, ArrayArg):
                 inner = f"{target.replace('[', '_').replace(']', '').replace('.', '_')}_{path.replace('.', '_')}"
                 self.emit(f"{target}.{path} = {self.array(inner, value)};")
+            elif isinstance(value, Array):
+                memory = f"{target}_{path}".replace(".", "_").replace("->", "_")
+                if isinstance(value.items, bytes):
+                    self.emit(f"static uint8_t {memory}[] = {_c_bytes(value.items)};")
+                else:
+                    self.emit(f"void *{memory}[] = {{{', '.join(c_literal(item) for item in value.items)}}};")
+                self.emit(f"{target}.{path} = (void *){memory};")
             elif isinstance(value, (bytes, bytearray)):
                 self.emit(f"memcpy(&{target}.{path}, {_c_bytes(bytes(value))}, {len(value)});")
             else:
@@ -192,10 +202,16 @@ class CProgram:
 
 
 def _out_expr(call: Call, path: str) -> str:
-    """C for a field of what `call` wrote or returned: "attr.qp_state" -> a5_attr.qp_state."""
+    """C for a field of what `call` wrote or returned: "attr.qp_state" -> a5_attr.qp_state.
+
+    A field of an object the call was given reads the object: "wq.state" -> wq0->state.
+    """
     root, _, rest = path.partition(".")
     if root == "ret" and isinstance(call.result, Handle):
         return f"{call.result.name}->{rest}"
+    given = dict(call.args).get(root)
+    if rest and isinstance(given, Handle) and given.kind != "buffer":
+        return f"{given.name}->{rest}"
     return f"a{call.index}_{root}.{rest}" if rest else f"a{call.index}_{root}"
 
 
@@ -321,6 +337,8 @@ def encode(value: Any) -> Any:
         return {"$bytes": bytes(value).hex()}
     if isinstance(value, ArrayArg):
         return [encode(item) for item in value.items]
+    if isinstance(value, Array):
+        return {"$array": encode(value.items) if isinstance(value.items, bytes) else [encode(v) for v in value.items]}
     if isinstance(value, StructArg):
         out: dict[str, Any] = {}
         for path, item in value.fields:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pytest_rdma.calls.record import Call, Field, Handle, Sym
-from pytest_rdma.catalogue.model import Arg, Buffer, Dev, Flags, Need, Ref, Var
+from pytest_rdma.catalogue.model import Arg, Array, Buffer, Dev, Flags, Need, Ref, Var
 from pytest_rdma.ibv.constants import VALUES
 
 # A flag expression as the catalogue writes it: IBV_* names (or numbers) joined by "|".
@@ -100,6 +100,8 @@ def resolve(value: Any, scope: Scope) -> Any:
         return flags(value)
     if isinstance(value, Buffer):
         return scope.buffer(int(resolve(value.size, scope)), value.seed)
+    if isinstance(value, Array):
+        return value if isinstance(value.items, bytes) else Array(tuple(resolve(item, scope) for item in value.items))
     if isinstance(value, str):
         return flag_expr(value) if is_flag_expr(value) else value
     if isinstance(value, Mapping):

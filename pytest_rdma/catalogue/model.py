@@ -25,11 +25,15 @@ RETURNS_COUNT = "count"  # >= 0 on success (a count or an index), -1 (negative) 
 RETURNS_NEG_ERRNO = "neg-errno"  # >= 0 on success, a negative errno value on failure
 RETURNS_VOID = "void"  # cannot fail
 RETURNS_VALUE = "value"  # a value that is not a status (a string, a rate, a GUID)
+# 0 on success, a negative code of the page's own enum on failure (ibv_rereg_mr's
+# ibv_rereg_mr_err_code); errno, when set, gives the cause. An expectation reads the code as "ret".
+RETURNS_NEG_CODE = "neg-code"
 RETURN_CONVENTIONS = (
     RETURNS_ERRNO,
     RETURNS_POINTER,
     RETURNS_COUNT,
     RETURNS_NEG_ERRNO,
+    RETURNS_NEG_CODE,
     RETURNS_VOID,
     RETURNS_VALUE,
 )
@@ -85,7 +89,8 @@ class Dev:
     """A fact of the device under test, read at session start: `attr.max_qp_wr`, `port.active_mtu`.
 
     Roots: attr (ibv_device_attr), attr_ex (ibv_device_attr_ex), port (ibv_port_attr of the
-    chosen port), gid (the chosen GID, raw), port_num, gid_index, name. `times` and `plus`
+    chosen port), gid (the chosen GID, raw), port_num, gid_index, name, context (what the
+    opened struct ibv_context reports: num_comp_vectors). `times` and `plus`
     derive a value from it (a limit + 1 is out of range).
     """
 
@@ -133,6 +138,17 @@ class Buffer:
 
     size: Union[int, Dev, Var]
     seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Array:
+    """Memory the check lays out for a struct member that points to it: a C array of `items`.
+
+    A tuple of values (objects, numbers) becomes an array of pointers (`ind_tbl` of
+    ibv_rwq_ind_table_init_attr, a table of WQs); bytes become a byte buffer (`rx_hash_key`).
+    """
+
+    items: Union[tuple[object, ...], bytes]
 
 
 Value = object  # int | str (a literal, or IBV_* names joined by "|") | None | Need | Dev | Var | Arg | Ref | ...

@@ -33,7 +33,7 @@ from pytest_rdma.ibv.enums import ENUMS
 
 UNTESTABLE = "untestable"
 FAMILIES = ("ibv", "det", "rdmacm")
-DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport")
+DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport", "context")
 
 QP_STATES = frozenset({"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"})
 # The resources a contract may name, with the states the pages give them.
@@ -53,9 +53,14 @@ ANY_STATE = "any"
 REQUESTED_STATE = "requested"
 ANY_ERRNO = "errno"  # an Error entry for a page that names no specific errno
 
-IBV_NAME = re.compile(r"\b(?:IBV|RDMA)_[A-Z0-9_]+\b(?!\{)")  # not a name still to be filled: IBV_QPS_{state}
+# A constant's name (not one still to be filled: IBV_QPS_{state}). RDMA_ names are rdma_cma.h's, and only
+# librdmacm's verbs use them: elsewhere "RDMA_READ" may be a plain label, such as an axis value.
+IBV_NAME = re.compile(r"\bIBV_[A-Z0-9_]+\b(?!\{)")
+RDMACM_NAME = re.compile(r"\b(?:IBV|RDMA)_[A-Z0-9_]+\b(?!\{)")
 PAGE_REF = re.compile(r"\b[a-z_0-9]+\(\d\)")
-ERRNO_NAMES = frozenset(errno_module.errorcode.values())
+# Every errno name of the platform, aliases included: errorcode keeps one name per value (ENOTSUP for 95 on
+# Linux), while the call layer reports EOPNOTSUPP and EAGAIN, the names the pages use.
+ERRNO_NAMES = frozenset(name for name in dir(errno_module) if name.startswith("E") and name.isupper())
 
 
 class CatalogueError(ValueError):
@@ -82,8 +87,10 @@ def walk(data: Any) -> Iterator[Any]:
             yield from walk(getattr(data, f.name))
 
 
-def ibv_names(data: Any) -> set[str]:
-    return {name for value in walk(data) if isinstance(value, str) for name in IBV_NAME.findall(value)}
+def ibv_names(data: Any, family: str = "ibv") -> set[str]:
+    """The constants' names `data` uses (verbs.h's; rdma_cma.h's too for the rdmacm family)."""
+    pattern = RDMACM_NAME if family == "rdmacm" else IBV_NAME
+    return {name for value in walk(data) if isinstance(value, str) for name in pattern.findall(value)}
 
 
 def _placeholders(text: str) -> set[str]:
@@ -146,8 +153,8 @@ def _check_claim(verb: Verb, claim: Claim, kinds: frozenset[str]) -> Iterator[st
     for source in claim.also:
         if source.kind not in SOURCE_KINDS:
             yield f"{where}: also: source kind {source.kind!r} is not one of {', '.join(SOURCE_KINDS)}"
-    for name in sorted(ibv_names((claim.call, claim.expect, claim.steps, claim.params, claim.over, claim.needs))
-                       - set(VALUES)):
+    for name in sorted(ibv_names((claim.call, claim.expect, claim.steps, claim.params, claim.over, claim.needs),
+                                 verb.family) - set(VALUES)):
         yield f"{where}: unknown flag or enum member {name} (not in verbs.h)"
     yield from _check_axes(verb, claim, where)
 
@@ -223,7 +230,7 @@ def problems_of(verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb])
                 out.append(f"{where}: covered_by: no claim {claim_id!r} in {verb.name}")
         if not error.covered_by and not error.untestable.strip():
             out.append(f"{where}: neither covered_by a claim nor marked untestable (say why)")
-    for name in sorted(ibv_names(verb.tables) - set(VALUES)):
+    for name in sorted(ibv_names(verb.tables, verb.family) - set(VALUES)):
         out.append(f"{verb.name}: tables: unknown flag or enum member {name} (not in verbs.h)")
     out.extend(_check_contract(verb, verb.contract, names))
     return out

@@ -1,8 +1,8 @@
 """Kinds that judge the verb's own call: it succeeds and its results hold, or it is refused.
 
 - succeeds: the call returns success and every expectation over what it returned holds;
-- refused: the call fails with an errno the source allows (and, with `then`, the objects it
-  touched stay usable);
+- refused: the call fails with an errno the source allows, what it returned satisfies the
+  expectations (a failure code) and, with `then`, the objects it touched stay usable;
 - distinct: many calls, each result valid, no two alike (QP numbers, PD handles);
 - gated: where the device advertises a capability the call succeeds, where it does not the
   call is refused;
@@ -30,9 +30,14 @@ def prepare(check: Check) -> None:
     check.run_steps(check.spec.get("steps", ()))
 
 
+ANY = "*"  # a claim's errnos=("*",): the refusal may carry any errno (the page names none for it)
+
+
 def allowed_errnos(check: Check) -> tuple[str, ...]:
     """The errnos a refusal may carry: the claim's, else every one the page lists (none: any)."""
     named = tuple(check.spec.get("errnos", ()))
+    if named == (ANY,):
+        return ()
     if named:
         return named
     return tuple(e.errno for e in check.verb.errors if e.errno != ANY_ERRNO)
@@ -51,13 +56,20 @@ def excused(check: Check, call: Call) -> str:
 
 
 def then(check: Check, steps: Sequence[Step]) -> None:
-    """Calls after the claim's own that the claim promises succeed (destroy returns 0, still usable)."""
+    """Calls after the claim's own that the claim promises succeed (destroy returns 0, still usable),
+    or fail (a handle no longer names anything), with one of the step's errnos if it lists any."""
     for step in steps:
         call = check.calls.invoke(step.verb, step.args, variables=check.spec.get("vars", {}), phase="step")
         if step.name:
             check.steps[step.name] = call
-        if step.expect == "ok" and not call.ok:
+        if step.expect == "ok" and call.failed:
             raise check.failure(call, f"{step.verb} succeeds afterwards")
+        if step.expect == "fails" and not call.failed:
+            raise check.deviation(f"{step.verb} fails afterwards", f"{step.verb} succeeded {call.outcome_text()}",
+                                  {"step": step.verb, "returned": "success"}, call)
+        if step.expect == "fails" and step.errnos and call.errno_name not in step.errnos:
+            raise check.deviation(f"{step.verb} fails afterwards with {' or '.join(step.errnos)}",
+                                  f"errno {call.errno_name}", {"step": step.verb, "errno": call.errno_name}, call)
 
 
 def not_supported(check: Check, call: Call) -> None:
@@ -67,8 +79,14 @@ def not_supported(check: Check, call: Call) -> None:
         raise Unsupported(f"{call.verb} answered {call.errno_name}: {why}")
 
 
+def provider_answered(call: Call) -> bool:
+    """Whether the provider's own code answered the call (a provider op, not libibverbs' default for it)."""
+    return call.route.startswith("provider:") and bool(call.owner) and not call.owner.startswith("libibverbs")
+
+
 def expect_success(check: Check, call: Call) -> None:
-    if call.ok:
+    # ok is None for a verb that cannot fail (void, or a plain value such as a string or a rate).
+    if call.ok or call.ok is None:
         return
     not_supported(check, call)
     reason = excused(check, call)
@@ -115,10 +133,19 @@ def succeeds(check: Check) -> None:
 
 @kind("refused")
 def refused(check: Check) -> None:
-    """The call with an invalid argument is refused with an errno the source allows."""
+    """The call with an invalid argument is refused with an errno the source allows.
+
+    Expectations, if any, are over the refused call (the code a verb returned, an out parameter
+    it must leave alone); `then` steps show that what it touched stays usable.
+    """
     prepare(check)
     call = check.call()
+    if call.failed and call.errno_name not in check.spec.get("errnos", ()) and not provider_answered(call):
+        # The answer that means "not implemented", given by libibverbs' own code (its default for a
+        # missing op, or the library), says nothing about the invalid argument.
+        not_supported(check, call)
     expect_refusal(check, call)
+    check.expect(call, check.spec.get("expect", ()))
     then(check, check.spec.get("params", {}).get("then", ()))
 
 

@@ -60,6 +60,8 @@ def plain(value: Any) -> Any:
         return value.value
     if isinstance(value, Handle):
         return value.name
+    if isinstance(value, tuple):
+        return tuple(plain(item) for item in value)  # a set of flag names an "in" compares with
     return value
 
 
@@ -220,7 +222,10 @@ class Check:
             call = self.calls.invoke(step.verb, step.args, variables=self.spec.get("vars", {}), phase=phase)
             if step.name:
                 self.steps[step.name] = call
-            if step.expect == "ok" and not call.ok:
+            if step.expect == "ok" and call.failed:
+                why = self.catalogue[step.verb].tables.get("not_supported", {}).get(call.errno_name)
+                if why:
+                    raise Unsupported(f"{step.verb} answered {call.errno_name}: {why}")
                 raise NotExercised(f"{step.verb} failed (errno {call.errno_name}) before the check proper")
             if step.expect == "fails" and call.ok:
                 raise NotExercised(f"{step.verb} succeeded where the check needs it to fail")
@@ -238,13 +243,20 @@ class Check:
         """Unsupported where a variable picks something the device does not advertise (a QP type)."""
         needs = self.catalogue[verb].tables.get("needs", {})
         for name, value in variables.items():
-            self.require(needs.get(name, {}).get(value, ()))
+            if name in needs:  # only variables with a needs table: others may hold unhashable structs
+                self.require(needs[name].get(value, ()))
 
     def read(self, call: Call, left: str) -> Any:
-        """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>"."""
+        """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>".
+
+        "<param>.<field>" of an object handle (not a struct argument) reads the object's struct as it
+        stands after the call: "qp.state" after ibv_modify_qp.
+        """
         root, _, rest = left.partition(".")
         if root == "ret":
             data: Any = call.result
+            if isinstance(data, bytes) and not rest:
+                return data.decode(errors="replace")  # a C string the verb returned, as text
             if isinstance(data, Handle) and data.kind == "device_list" and rest == "names":
                 return self.device_names(data)
             if isinstance(data, Handle) and rest:
@@ -256,6 +268,9 @@ class Check:
             return plain(read_path(call.outs[root], rest))
         for name, shown in call.args:
             if name == root:
+                if rest and isinstance(shown, Handle) and shown.kind != "buffer":
+                    # A field of an object the call was given, read after the call: "qp.state".
+                    return plain(read_path(read_object(shown), rest))
                 return plain(read_path(shown, rest)) if rest else plain(shown)
         if root in self.steps and self.steps[root] is not call:
             return self.read(self.steps[root], rest or "ret")
@@ -276,26 +291,33 @@ class Check:
             names.append((call.value or b"").decode())
             index += 1
 
-    def value_of(self, call: Call, right: Any) -> Any:
+    def value_of(self, call: Call, right: Any, *, address: bool = False) -> Any:
+        """What an expectation compares with; with `address`, an object as its address (a pointer field)."""
         if isinstance(right, Arg):
-            return self.argument(call, right.path)
+            return self.argument(call, right.path, address=address)
         if isinstance(right, Ref):
+            result = self.steps[right.step].result
+            if address and not right.path and isinstance(result, Handle):
+                return result.address
             return self.read(self.steps[right.step], right.path or "ret")
         from pytest_rdma.calls.values import resolve
 
-        return plain(resolve(right, self))
+        resolved = resolve(right, self)
+        if address and isinstance(resolved, Handle):
+            return resolved.address
+        return plain(resolved)
 
-    def argument(self, call: Call, path: str) -> Any:
+    def argument(self, call: Call, path: str, *, address: bool = False) -> Any:
         """What `call` was given at `path` (a parameter, or a field of a struct parameter)."""
         name, _, field = path.partition(".")
         for param, shown in call.args:
             if param != name:
                 continue
-            if not field:
-                return plain(shown)
-            for given, value in getattr(shown, "fields", ()):
-                if given == field:
-                    return plain(value)
+            fields = dict(getattr(shown, "fields", ()))
+            if field and field not in fields:
+                break
+            value = fields[field] if field else shown
+            return value.address if address and isinstance(value, Handle) else plain(value)
         raise Unresolved(f"{call.verb} was not given {path}")
 
     def expect(self, call: Call, expects: Sequence[Expect], ref: str = "") -> None:
@@ -304,7 +326,9 @@ class Check:
             if self.dut.transport not in item.transports:
                 continue
             left = self.read(call, item.left)
-            right = self.value_of(call, item.right) if item.right is not None else None
+            # A pointer field (an int) compared with an object the check holds compares addresses.
+            pointer = isinstance(left, int) and not isinstance(left, bool)
+            right = self.value_of(call, item.right, address=pointer) if item.right is not None else None
             if not COMPARE[item.op](left, right):
                 shown = OP_TEXT.get(item.op, item.op)
                 target = f" {_show(item.right, right)}" if item.op not in ("nonzero", "zero") else ""

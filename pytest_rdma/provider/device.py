@@ -16,7 +16,7 @@ from typing import Any
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
-from pytest_rdma.calls.values import flag_value, read_path
+from pytest_rdma.calls.values import flag_expr, read_path
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Cap, Need
 from pytest_rdma.ibv import abi
@@ -81,6 +81,8 @@ class DeviceUnderTest:
             raise DeviceNotUsable(f"ibv_open_device({name}) failed: errno {opened.errno_name}")
         self.context = Handle("ctx", "context", "struct ibv_context *", opened.result.address)
         self.facts: dict[str, Any] = {"name": name, "port_num": port, "gid_index": gid_index}
+        opened_ctx = abi.ibv_context.from_address(self.context.address)
+        self.facts["context"] = {"num_comp_vectors": int(opened_ctx.num_comp_vectors)}
         self.facts["attr"] = self._query("ibv_query_device", "device_attr")
         self.facts["attr_ex"] = self._query("ibv_query_device_ex", "attr", optional=True)
         self.facts["port"] = self._port(usable)
@@ -146,7 +148,7 @@ class DeviceUnderTest:
         """A device fact by path: "attr.max_qp_wr", "port.flags&IBV_QPF_GRH_REQUIRED", "gid"."""
         path, _, flag = path.partition("&")
         value = self.facts[path] if path in self.facts else read_path(self.facts, path)
-        return int(value) & flag_value(flag) if flag else value
+        return int(value) & flag_expr(flag).value if flag else value  # flag: one name, or names joined by "|"
 
     @property
     def transport(self) -> str:

@@ -223,7 +223,7 @@ class Scope:
     def resource(self, need: Need) -> Handle:
         return Handle(f"{need.kind}0", need.kind, f"struct ibv_{need.kind} *", 0x4000)
 
-    def buffer(self, size: int) -> Handle:
+    def buffer(self, size: int, seed: int | None = None) -> Handle:
         return Handle("buf0", "buffer", "void *", 0x5000, size=size)
 
     def step(self, name: str) -> Call:
