@@ -101,6 +101,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("reproducers", "--rdma-reproducers", "rdma_reproducers", "RDMA_REPRODUCERS", _path, None,
            "directory for the C and Python reproducers of deviations (default: 'reproducers' beside "
            "--rdma-json, else ./rdma-reproducers)", "DIR"),
+    Option("confirm", "--rdma-confirm", "rdma_confirm", "RDMA_CONFIRM", _bool, False,
+           "build each deviation's C reproducer (cc, libibverbs-dev) and run it: the result says whether it "
+           "reproduced outside Python (the lab sets it)", switch=True),
     Option("leaks", "--rdma-leaks", "rdma_leaks", "RDMA_LEAKS", _mode, "fail",
            "around each device check, compare this process's kernel objects (pd/cq/qp/mr/ctx/srq/cm_id) before "
            "and after: fail, report or off (default fail)", "MODE"),
@@ -122,6 +125,7 @@ class Settings:
     strict: bool
     json: Path | None
     reproducers: Path
+    confirm: bool
     leaks: str
     kernel_log: str
     catalogue_extra: tuple[str, ...]
@@ -198,6 +202,7 @@ def read(config: pytest.Config) -> Settings:
         strict=values["strict"],
         json=json_path,
         reproducers=Path(reproducers),
+        confirm=values["confirm"],
         leaks=values["leaks"],
         kernel_log=values["kernel_log"],
         catalogue_extra=values["catalogue_extra"],

@@ -4255,6 +4255,8 @@ _IMM_OPS = ((_RC, "IBV_WR_SEND_WITH_IMM"), (_RC, "IBV_WR_RDMA_WRITE_WITH_IMM"), 
             (_UC, "IBV_WR_RDMA_WRITE_WITH_IMM"), (_UD, "IBV_WR_SEND_WITH_IMM"))
 _ATOMIC_OPS = ((_RC, "IBV_WR_ATOMIC_CMP_AND_SWP"), (_RC, "IBV_WR_ATOMIC_FETCH_AND_ADD"))
 _STREAM_SIZES = (1, "mtu-1", "mtu", "mtu+1", "4*mtu+7", 65536, "max_msg")
+_RFC5040_ERRORS = Source("iwarp", "RFC 5040 §7 (RDMAP error management: an access error at the data sink is "
+                                   "reported with a Terminate message and the stream is closed)")
 _IBTA_ERRORS = Source("ibta", "IBTA Vol. 1 r1.7 §9.7.5.2 and §10.8.3 (responder errors, completion status)")
 
 ibv_post_send = Verb(
@@ -4310,16 +4312,17 @@ ibv_post_send = Verb(
               over={"qp_type": (_RC,), ("problem", "bad"): (("sge-over-max", 0), ("sge-over-max", 1))},
               variant="{qp_type}-{problem}-at-{bad}", params={"queue": "send", "problem": Var("problem"),
                                                               "bad": Var("bad"), "count": 3}),
-        Claim("inline-over-limit", "post-refused", "inline data longer than the QP's max_inline_data is refused at "
-              "post time, with *bad_wr at that WR", "DESCRIPTION",
+        Claim("inline-over-limit", "post-refused", "a post refusing inline data longer than the QP's max_inline_data "
+              "returns an errno value with *bad_wr at that WR", "DESCRIPTION",
               over={"qp_type": (_RC,)}, variant="{qp_type}",
               params={"queue": "send", "problem": "inline-over-max", "bad": 0, "count": 1}),
         Claim("reset-refused", "post-refused", "a QP in RESET cannot take send WRs: the post fails at the first one",
               "DESCRIPTION", transports=IB_TRANSPORTS, also=(_IBTA_QP_TABLE,),
               over={"qp_type": (_RC, _UD)}, variant="{qp_type}",
-              params={"queue": "send", "problem": "state-reset", "bad": 0, "count": 2}),
+              params={"queue": "send", "problem": "state-reset", "bad": 0, "count": 2, "must_fail": True}),
         Claim("remote-access-enforced", "access-fault", "an RDMA WRITE, READ or atomic to memory registered without "
               "the matching remote access flag fails with a remote access error", "DESCRIPTION", also=(_IBTA_ERRORS,),
+              transports=IB_TRANSPORTS,
               over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
               variant="{qp_type}-{opcode}-without-its-access",
               params={"fault": "remote-no-access", "statuses": ("IBV_WC_REM_ACCESS_ERR",)}),
@@ -4330,12 +4333,22 @@ ibv_post_send = Verb(
               params={"fault": "remote-no-access", "size": 8, "statuses": ("IBV_WC_REM_ACCESS_ERR",)}),
         Claim("rkey-enforced", "access-fault", "an RDMA operation with an rkey the target did not hand out, or beyond "
               "the target region, fails with a remote access error", "DESCRIPTION", also=(_IBTA_ERRORS,),
+              transports=IB_TRANSPORTS,
               over={"qp_type": (_RC,), ("opcode", "fault"): (("IBV_WR_RDMA_WRITE", "bad-rkey"),
                                                              ("IBV_WR_RDMA_READ", "bad-rkey"),
                                                              ("IBV_WR_RDMA_WRITE", "out-of-bounds"),
                                                              ("IBV_WR_RDMA_READ", "out-of-bounds"))},
               variant="{qp_type}-{opcode}-{fault}",
               params={"fault": Var("fault"), "statuses": ("IBV_WC_REM_ACCESS_ERR",)}),
+        Claim("access-error-terminates", "access-fault", "on iWARP, an RDMA WRITE or READ the target may not serve "
+              "(its region lacks the remote access flag, or the STag is not one it handed out) places no data and "
+              "terminates the connection: the requester's QP leaves RTS", "DESCRIPTION", transports=("iwarp",),
+              also=(_RFC5040_ERRORS,),
+              over={"qp_type": (_RC,), ("opcode", "fault"): (("IBV_WR_RDMA_WRITE", "remote-no-access"),
+                                                             ("IBV_WR_RDMA_READ", "remote-no-access"),
+                                                             ("IBV_WR_RDMA_WRITE", "bad-rkey"),
+                                                             ("IBV_WR_RDMA_READ", "bad-rkey"))},
+              variant="{qp_type}-{opcode}-{fault}", params={"fault": Var("fault"), "terminates": True}),
         Claim("lkey-enforced", "access-fault", "a gather entry with an lkey the device did not hand out fails with a "
               "local protection error", "DESCRIPTION", also=(_IBTA_ERRORS,),
               over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"))},

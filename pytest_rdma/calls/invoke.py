@@ -76,6 +76,12 @@ def _read_out(verb: Verb, name: str, obj: Any, marshalled: Any) -> Any:
     return read_struct(obj)
 
 
+def out_address(call: Call, param: str) -> int:
+    """The pointer a `struct X **` out parameter received (0 for NULL), as _read_out recorded it."""
+    written = call.outs.get(param) or {}
+    return int(written.get("address", 0)) if isinstance(written, Mapping) else int(written)
+
+
 def return_ctype(verb: Verb) -> str:
     """The C return type of the prototype: "struct ibv_cq *" of "struct ibv_cq *ibv_create_cq(...)"."""
     head = verb.prototype.split("(", 1)[0]
@@ -213,7 +219,7 @@ class Calls:
     def out_handle(self, call: Call, param: str, kind: str, ctype: str, destroyed_by: str = "") -> Handle:
         """An object a call returned through an out parameter (rdma_create_id's id), named as the C variable."""
         name = f"a{call.index}_{param}"
-        handle = Handle(name, kind, ctype, int(call.outs[param] or 0))
+        handle = Handle(name, kind, ctype, out_address(call, param))
         call.named_outs[param] = name
         if destroyed_by:
             self.adopt(handle, destroyed_by)

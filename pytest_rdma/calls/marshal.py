@@ -107,6 +107,9 @@ def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
     for part in parts[:-1]:
         target = getattr(target, part)
     last = parts[-1]
+    if value == () and pointee(target, last) is not None:
+        setattr(target, last, None)  # an empty list of structs: a NULL pointer (a WR with no SGEs)
+        return None
     if _items(value):
         name = pointee(target, last)
         if name is None:

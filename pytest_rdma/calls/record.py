@@ -64,9 +64,10 @@ class Field:
         return self.value
 
     def __str__(self) -> str:
+        # As an integer: an MR's addr is a void *, and the fields it fills (an SGE's addr) are uint64_t.
         if self.offset:
             return f"(uintptr_t){self.handle}->{self.path} + {self.offset}"
-        return f"{self.handle}->{self.path}"
+        return f"(uintptr_t){self.handle}->{self.path}"
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,10 @@ record through pytest-rdma's call layer (pytest_rdma.replay).
 
 from __future__ import annotations
 
+import errno as errno_module
 import json
 import pprint
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -207,11 +209,14 @@ def _out_expr(call: Call, path: str) -> str:
     A field of an object the call was given reads the object: "wq.state" -> wq0->state.
     """
     root, _, rest = path.partition(".")
+    rest = re.sub(r"(^|\.)(\d+)(?=\.|$)", r"[\2]", rest).replace(".[", "[")  # "0.status" -> "[0].status"
     if root == "ret" and isinstance(call.result, Handle):
         return f"{call.result.name}->{rest}"
     given = dict(call.args).get(root)
-    if rest and isinstance(given, Handle) and given.kind != "buffer":
-        return f"{given.name}->{rest}"
+    if isinstance(given, Handle) and given.kind != "buffer":
+        return f"{given.name}->{rest}" if rest else given.name
+    if rest.startswith("["):
+        return f"a{call.index}_{root}{rest}"
     return f"a{call.index}_{root}.{rest}" if rest else f"a{call.index}_{root}"
 
 
@@ -219,6 +224,9 @@ def _literal_of(value: Any) -> str:
     if isinstance(value, str) and value.isidentifier():
         return value
     return c_literal(value)
+
+
+EVENT_WAIT_MS = 10000  # as long as the notify check waits for an event (kinds.traffic.TIMEOUT)
 
 
 def observation_c(
@@ -230,13 +238,12 @@ def observation_c(
     if "returned" in observation:
         return f"{result} != NULL" if verb.returns == RETURNS_POINTER else f"{result} == 0"
     if "errno" in observation:
-        import errno as errno_module
-
         code = getattr(errno_module, str(observation["errno"]), None)
         if code is None:
             return ""
         if verb.returns == RETURNS_ERRNO:
-            return f"{result} == {code}"
+            # A provider that returned the errno negated (the record's "problem") does so again.
+            return f"{result} == {-code if 'problem' in observation else code}"
         return f"e{call.index} == {code}"
     if "problem" in observation:
         return f"{result} < 0" if verb.returns == RETURNS_ERRNO else f"!{result} && e{call.index} == 0"
@@ -247,6 +254,24 @@ def observation_c(
         return f"(long long)({_out_expr(holder, path)}) == {int(observation['value'])}"
     if "state" in observation:
         return f"{_out_expr(call, 'attr.qp_state')} == IBV_QPS_{observation['state']}"
+    if "bad_wr" in observation:
+        # *bad_wr: NULL, or the element of the WR list the post was given.
+        if observation["bad_wr"] in (None, "NULL"):
+            return f"{_out_expr(call, 'bad_wr')} == NULL"
+        listed = next((name for name, value in call.args if isinstance(value, ArrayArg)), None)
+        if listed is None:
+            return ""
+        return f"{_out_expr(call, 'bad_wr')} == &{_out_expr(call, listed)}[{int(observation['bad_wr'])}]"
+    if observation.get("data") == "placed":
+        return f"!all_zero((void *){observation['region']}->addr, {int(observation['length'])})"
+    if observation.get("data") == "differs":
+        return (f"memcmp((char *){observation['region']}->addr + {int(observation.get('offset', 0))}, "
+                f"{observation['source']}->addr, {int(observation['length'])}) != 0")
+    if "event" in observation:
+        if observation["event"]:
+            return f"{result} == 0"  # the decisive call took an event that should not have come
+        # No event on the armed CQ's channel, waited for as long as the check waited.
+        return f"!fd_ready({_out_expr(call, 'cq')}->channel->fd, {EVENT_WAIT_MS})"
     if "changed" in observation:
         before = next((c for c in reversed(calls[: call.index]) if c.verb == call.verb), None)
         if before is None:
@@ -299,6 +324,7 @@ PROLOGUE = """/*
  * Exit status: 0 the deviation reproduced, 1 it did not, 2 the setup failed, 3 no automatic verdict.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +332,23 @@ PROLOGUE = """/*
 #include <unistd.h>
 #include <infiniband/verbs.h>
 {include}
+/* Whether a descriptor (a completion channel's) becomes readable within ms milliseconds. */
+static __attribute__((unused)) int fd_ready(int fd, int ms)
+{{
+	struct pollfd p = {{ .fd = fd, .events = POLLIN }};
+	return poll(&p, 1, ms) > 0;
+}}
+
+/* Whether n bytes are all zero (memory a refused operation must not have written). */
+static __attribute__((unused)) int all_zero(const void *p, size_t n)
+{{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}}
+
 int main(void)
 {{
 	alarm(120); /* a provider that never answers ends the program instead of hanging it */

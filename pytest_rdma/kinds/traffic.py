@@ -13,10 +13,7 @@ the case). Completions are polled until they come or a deadline passes: no check
 from __future__ import annotations
 
 import ctypes
-import json
 import select
-import socket
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,12 +24,12 @@ from pytest_rdma.calls.record import Call, Field, Handle
 from pytest_rdma.catalogue.model import Buffer, Need
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
+from pytest_rdma.provider.network import ipv4_of, sockaddr
 
 TIMEOUT = 10.0  # seconds a completion or a connection event may take
 MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 UD_GRH = 40  # a UD receive buffer starts with room for the GRH (ibv_post_recv(3) NOTES)
 CM_PORT = 18515
-LAB_ADDRESS = "198.18.0.1"  # RFC 2544's range for testing network devices: never routed
 
 
 @dataclass
@@ -92,6 +89,12 @@ class Traffic:
                 spec.update({f"qp_init_attr.cap.{k}": v for k, v in cap.items()})
             qps[role] = check.resource(Need("qp", spec=spec, label=f"pair-{role}"))
         pair = Pair(qp_type, qps["send"], qps["recv"], cqs["send"], cqs["recv"], channel=channel)
+        # The pair's QPs grant every remote access the device has: a check about a region's access
+        # then sees the region's rules at work, not the QP's.
+        access = ["IBV_ACCESS_LOCAL_WRITE", "IBV_ACCESS_REMOTE_WRITE", "IBV_ACCESS_REMOTE_READ"]
+        if int(check.fact("attr.atomic_cap")):
+            access.append("IBV_ACCESS_REMOTE_ATOMIC")
+        overrides = {"qp_access_flags": " | ".join(access), **(overrides or {})}
         if check.dut.transport == "iwarp":
             for qp in (pair.sender, pair.receiver):
                 self._walk(qp, qp_type, None, "INIT", overrides)
@@ -140,7 +143,7 @@ class Traffic:
         """An IPv4 address of the device's network interface: rdma_cm connects IP addresses."""
         memo = self.check.dut.memo
         if "ipv4" not in memo:
-            memo["ipv4"] = _ipv4_of(self.check.dut.name, self.check.dut.port_num)
+            memo["ipv4"] = ipv4_of(self.check.dut.name, self.check.dut.port_num)
         if not memo["ipv4"]:
             raise NotExercised(
                 f"{self.check.dut.name}'s network interface has no IPv4 address, which rdma_cm needs "
@@ -158,17 +161,12 @@ class Traffic:
                 f"rdma_create_event_channel failed (errno {channel_call.errno_name}): is rdma_ucm loaded?"
             )
         channel = channel_call.result
-        sockaddr = {
-            "$struct": "sockaddr_in",
-            "sin_family": socket.AF_INET,
-            "sin_port": socket.htons(CM_PORT),
-            "sin_addr.s_addr": int.from_bytes(socket.inet_aton(address), "little"),
-        }
+        address_value = sockaddr(address, CM_PORT)
         listen = self._cm_id(channel)
-        self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": sockaddr}, phase="setup"))
+        self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": address_value}, phase="setup"))
         self._cm_ok(calls.invoke("rdma_listen", {"id": listen}, phase="setup"))
         client = self._cm_id(channel)
-        self._cm_ok(calls.invoke("rdma_resolve_addr", {"id": client, "dst_addr": sockaddr}, phase="setup"))
+        self._cm_ok(calls.invoke("rdma_resolve_addr", {"id": client, "dst_addr": address_value}, phase="setup"))
         self._event(channel, "RDMA_CM_EVENT_ADDR_RESOLVED")
         self._cm_ok(calls.invoke("rdma_resolve_route", {"id": client}, phase="setup"))
         self._event(channel, "RDMA_CM_EVENT_ROUTE_RESOLVED")
@@ -291,35 +289,3 @@ class Traffic:
 
     def mtu(self) -> int:
         return MTU_BYTES.get(int(self.check.fact("port.active_mtu")), 256)
-
-
-def _ipv4_of(device: str, port: int) -> str:
-    """The first IPv4 address of the network interface under an RDMA device's port ("" if none)."""
-    try:
-        link = json.loads(
-            subprocess.run(
-                ["rdma", "-j", "link", "show", f"{device}/{port}"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            ).stdout
-            or "[]"
-        )
-        netdev = link[0].get("netdev", "") if link else ""
-        if not netdev:
-            return ""
-        shown = json.loads(
-            subprocess.run(
-                ["ip", "-j", "-4", "addr", "show", "dev", netdev],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            ).stdout
-            or "[]"
-        )
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return ""
-    found = [info["local"] for entry in shown for info in entry.get("addr_info", [])]
-    return found[0] if found else ""

@@ -32,6 +32,10 @@ CRASH_ISOLATION = ["-n", "1", "--max-worker-restart=1000"]
 # --trace need the terminal, which xdist workers do not have.
 _XDIST_CHOICES = ("-n", "--numprocesses", "--dist", "--tx", "--pdb", "--trace")
 
+# Settings (pytest_rdma/settings.py's environment names) the lab's runs get unless told otherwise:
+# a kernel fault fails its check, and each deviation's C reproducer is built and run.
+LAB_SETTINGS = {"RDMA_KERNEL_LOG": "fail", "RDMA_CONFIRM": "true"}
+
 
 def chooses_xdist(pytest_args: list[str]) -> bool:
     """Whether the user's pytest arguments already decide about xdist (then theirs are kept)."""
@@ -174,8 +178,8 @@ def main(plan_path: str) -> int:
     # not to the console, where it would break into pytest's output mid-line.
     _run("dmesg", "--console-level", "1")
     env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(results))
-    # In the lab a kernel fault fails its check by default (--rdma-kernel-log on the command line wins).
-    env.setdefault("PYTEST_RDMA_KERNEL_LOG", "fail")
+    for name, value in LAB_SETTINGS.items():
+        env.setdefault(name, value)  # the command line's options still win over these
     env.update(plan.get("env", {}))  # what the host built for the lab's own tests (lab/kwarn.py)
     # Per device: each run's reports describe one driver. Otherwise one run tests them all.
     runs = [[device] for device in plan["devices"]] if plan.get("per_device", True) else [plan["devices"]]

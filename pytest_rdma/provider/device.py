@@ -22,6 +22,7 @@ from pytest_rdma.catalogue.model import Cap, Need
 from pytest_rdma.ibv import abi
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.provider.identity import DeviceIdentity, identify
+from pytest_rdma.provider.network import ipv4_of, warm_rdmacm
 
 PORT_STATES = {0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
 IBV_PORT_ACTIVE = 4
@@ -89,6 +90,11 @@ class DeviceUnderTest:
         self.facts["gid"] = self._gid() if usable else b""
         dev = abi.ibv_device.from_address(self.device.address)
         self.facts["transport"] = transport_of(int(dev.transport_type), int(self.facts["port"]["link_layer"]))
+        if usable and self.transport == "iwarp":
+            address = ipv4_of(name, port)
+            self.memo["ipv4"] = address
+            if address:
+                warm_rdmacm(self.calls, address)
         attr = self.facts["attr"]
         self.identity: DeviceIdentity = identify(
             name, int(attr["vendor_id"]), int(attr["vendor_part_id"]), _text(attr["fw_ver"])

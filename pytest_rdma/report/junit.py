@@ -55,6 +55,7 @@ def testcase(record: Mapping[str, Any]) -> ET.Element:
                        ("outcome", record["outcome"]), ("source", record.get("ref", "")),
                        ("layer", record.get("layer", "")), ("stable_id", record["stable_id"]),
                        ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", "")),
+                       ("reproduced_in_c", (reproducer.get("confirmed") or {}).get("verdict", "")),
                        *finding_properties(record)):
         if value:
             ET.SubElement(props, "property", name=key, value=str(value))

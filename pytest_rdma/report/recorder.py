@@ -18,6 +18,7 @@ import pytest
 from pytest_rdma.expectations import Expectations, Waiver
 from pytest_rdma.outcomes import DEVIATES, WAIVED, Deviation
 from pytest_rdma.report import reproducers
+from pytest_rdma.report.confirm import confirm
 from pytest_rdma.report.record import REPORT_KEY, case_of, classify, evidence, is_rdma_item, item_info
 from pytest_rdma.running import RUN
 from pytest_rdma.settings import Settings
@@ -78,6 +79,9 @@ class Recorder:
             phase.update(evidence(run, exc))
             if phase["outcome"] in (DEVIATES, WAIVED) and run is not None and case_of(item) is not None:
                 phase["reproducer"] = reproducers.write(self.settings, info, run, exc)
+                if self.settings.confirm:
+                    c_file = self.settings.reproducers / phase["reproducer"]["c"]
+                    phase["reproducer"]["confirmed"] = confirm(c_file)
         report.__dict__[REPORT_KEY] = {"info": info, "phase": phase}
 
 

@@ -65,6 +65,11 @@ def deviation_lines(record: Mapping[str, Any], reproducers: str) -> list[str]:
     found = record.get("reproducer") or {}
     if found.get("c"):
         lines.append(f"      reproduce: {reproducers}/{found['c']} (C), {reproducers}/{found['python']} (Python)")
+        confirmed = found.get("confirmed")
+        if confirmed:
+            shown = confirmed.get("detail") if confirmed["verdict"] != "reproduced" else ""
+            detail = f" ({shown})" if shown else ""
+            lines.append(f"      in C:      {confirmed['verdict']}{detail}")
     elif record.get("rerun"):
         lines.append(f"      rerun:    {record['rerun']}")
     return lines

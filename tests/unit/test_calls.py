@@ -253,7 +253,7 @@ def test_resolve_values_against_the_check() -> None:
         scope,
     )
     assert (got["n"], got["twice"], got["pd"].name, got["buf"].size, got["qp"]) == (17, 32, "pd0", 16, scope.qp)
-    assert got["qpn"] == Field(0x11, "qp0", "qp_num") and str(got["qpn"]) == "qp0->qp_num", "kept by name"
+    assert got["qpn"] == Field(0x11, "qp0", "qp_num") and str(got["qpn"]) == "(uintptr_t)qp0->qp_num", "kept by name"
     assert (got["mask"], got["name"], got["raw"]) == (Sym(1, "IBV_QP_STATE"), "rxe0", bytes(16))
     assert got["nested"] == ({"x": Sym(8, "0x8")},)
     assert [number(v) for v in (got["mask"], got["pd"], got["qpn"], 5)] == [1, 0x4000, 0x11, 5]
@@ -448,7 +448,7 @@ def test_the_c_reproducer_compiles_against_the_installed_header() -> None:
     numbered = "\n".join(f"{n:4} {line}" for n, line in enumerate(text.splitlines(), start=1))
     assert done.returncode == 0, f"{done.stderr}\n{numbered}"
     assert "\tstruct ibv_qp * qp0 = ibv_create_qp(pd0, &a2_qp_init_attr);" in text
-    assert "\ta9_attr.dest_qp_num = qp0->qp_num;" in text, "a field of an object, as an expression"
+    assert "\ta9_attr.dest_qp_num = (uintptr_t)qp0->qp_num;" in text, "a field of an object, as an expression"
     assert 'memcpy(&a9_attr.ah_attr.grh.dgid, "\\x00\\x01' in text
     assert "\ta8_flow_attr.spec0.size = sizeof(a8_flow_attr.spec0);" in text
     assert "ibv_destroy_qp" not in text, "teardown is the program's own business"

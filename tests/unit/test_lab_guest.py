@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_rdma.lab.guest import CRASH_ISOLATION, isolation_args, leftover, resource_report
+from pytest_rdma.lab.guest import CRASH_ISOLATION, LAB_SETTINGS, isolation_args, leftover, resource_report
+from pytest_rdma.settings import OPTIONS
 
 
 @pytest.mark.parametrize("args", [
@@ -53,3 +54,11 @@ def test_fewer_objects_than_at_the_start_is_not_this_runs_leak() -> None:
 def test_unreadable_counts_are_said_not_hidden() -> None:
     _, lines = resource_report(["siw0"], {}, {})
     assert lines == ["siw0: resource counts not readable (no RDMA netlink?)"]
+
+
+def test_the_labs_settings_are_names_the_plugin_reads() -> None:
+    """A misspelt name would be ignored in silence (the lab once set one nothing read)."""
+    by_env = {option.env: option for option in OPTIONS}
+    for name, value in LAB_SETTINGS.items():
+        assert name in by_env, f"{name} is not the environment name of any pytest-rdma option"
+        by_env[name].parse([value])  # and the value parses

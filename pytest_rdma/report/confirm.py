@@ -1,0 +1,57 @@
+"""Confirming a deviation outside Python: build its C reproducer and run it.
+
+The program judges itself (calls/render.py): it exits 0 when the decisive call shows the
+observation again, 1 when it does not, 2 when its setup failed, 3 when no automatic verdict
+could be written for the observation. A deviation seen by the suite and again by a plain C
+program against the installed libibverbs is not an artefact of the suite's own call layer.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+VERDICTS = {0: "reproduced", 1: "not reproduced", 2: "setup failed", 3: "no automatic verdict"}
+BUILD_SECONDS = 120
+# Longer than the program's own alarm(120): a program that hangs ends by its alarm, which says so.
+RUN_SECONDS = 150
+
+
+def link_flags(c_text: str) -> list[str]:
+    return ["-libverbs", "-lrdmacm"] if "<rdma/rdma_cma.h>" in c_text else ["-libverbs"]
+
+
+def confirm(c_file: Path) -> dict[str, Any]:
+    """Build and run one C reproducer; its verdict ("reproduced", "not reproduced", ...) and what backs it."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return {"verdict": "not built", "detail": "no C compiler: install gcc and libibverbs-dev"}
+    text = c_file.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="rdma-repro-") as scratch:
+        program = Path(scratch) / "repro"
+        try:
+            built = subprocess.run([compiler, "-o", str(program), str(c_file), *link_flags(text)],
+                                   capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            return {"verdict": "not built", "detail": f"the compiler took more than {BUILD_SECONDS} s"}
+        if built.returncode != 0:
+            first = next((line for line in built.stderr.splitlines() if "error" in line), built.stderr.strip())
+            return {"verdict": "not built", "detail": first[:300]}
+        started = time.monotonic()
+        try:
+            ran = subprocess.run([str(program)], capture_output=True, text=True, timeout=RUN_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            return {"verdict": "timed out", "detail": f"still running after {RUN_SECONDS} s"}
+        seconds = round(time.monotonic() - started, 2)
+    if ran.returncode < 0:
+        name = signal.Signals(-ran.returncode).name
+        verdict = "timed out" if name == "SIGALRM" else "crashed"
+        return {"verdict": verdict, "detail": f"ended by {name}", "seconds": seconds}
+    last = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else ""
+    return {"verdict": VERDICTS.get(ran.returncode, f"exit {ran.returncode}"), "exit": ran.returncode,
+            "seconds": seconds, "detail": last[:300]}
