@@ -21,9 +21,16 @@ from pytest_rdma.outcomes import Deviation
 
 
 class DeviationText(str):
-    """The failure text; `reprcrash.message` is the one line JUnit and pytest's short summary show."""
+    """The failure text; `reprcrash.message` is the one line JUnit and pytest's short summary show.
+
+    `toterminal` makes pytest serialise it as a plain str for xdist (execnet sends no str subclass).
+    """
 
     reprcrash: Any
+
+    def toterminal(self, out: Any) -> None:
+        for line in str(self).splitlines():
+            out.line(line)
 
 
 class _Crash:
