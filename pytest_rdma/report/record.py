@@ -32,6 +32,7 @@ from pytest_rdma.outcomes import (
     WAIVED,
     Deviation,
 )
+from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 
 SCHEMA_VERSION = 2
@@ -137,7 +138,15 @@ def blank_phase(report: pytest.TestReport) -> dict[str, Any]:
 
 def classify(report: pytest.TestReport, exc: BaseException | None, run: Run | None,
              waiver: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The outcome of one phase, with the evidence for it."""
+    """The outcome of one phase, with the evidence for it; its texts name no path of this machine."""
+    phase = _classify(report, exc, run, waiver)
+    for key in ("reason", "observed", "message"):
+        phase[key] = redact(phase[key])
+    return phase
+
+
+def _classify(report: pytest.TestReport, exc: BaseException | None, run: Run | None,
+              waiver: Mapping[str, Any] | None) -> dict[str, Any]:
     phase = blank_phase(report)
     if report.passed:
         phase["outcome"] = CONFORMS

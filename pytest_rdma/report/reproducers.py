@@ -13,12 +13,16 @@ from typing import Any
 
 from pytest_rdma.calls.render import c_program, python_script
 from pytest_rdma.outcomes import Deviation
+from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 from pytest_rdma.settings import Settings
 
 
 def file_stem(stable_id: str) -> str:
-    """A file name for a stable id: "test_ibv_modify_qp[to-err-RC-INIT>ERR]" -> "test_ibv_modify_qp.to-err-RC-INIT-ERR"."""
+    """A file name for a stable id.
+
+    "test_ibv_modify_qp[to-err-RC-INIT>ERR]" -> "test_ibv_modify_qp.to-err-RC-INIT-ERR".
+    """
     inside = stable_id.replace("[", ".").rstrip("]")
     return re.sub(r"[^A-Za-z0-9._+=-]+", "-", inside).strip("-")[:180]
 
@@ -53,5 +57,5 @@ def write(settings: Settings, info: Mapping[str, Any], run: Run, exc: BaseExcept
     (folder / f"{stem}.c").write_text(c_text, encoding="utf-8")
     (folder / f"{stem}.py").write_text(py_text, encoding="utf-8")
     relative = f"{run.device or 'no-device'}/{stem}"
-    return {"dir": str(settings.reproducers), "c": f"{relative}.c", "python": f"{relative}.py",
+    return {"dir": redact(str(settings.reproducers)), "c": f"{relative}.c", "python": f"{relative}.py",
             "decisive_call": decisive, "c_text": c_text}
