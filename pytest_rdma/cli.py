@@ -42,25 +42,34 @@ def _lab_parser(prog: str) -> argparse.ArgumentParser:
 
 
 # Each device's run writes these into results/<device>/ ({results} is that directory). Allure
-# writes several files per check: it writes them on the VM's tmpfs ({scratch}), moved to
+# results are a file per check: they are written on the VM's tmpfs ({scratch}), moved to
 # results/<device>/ when the run ends (lab.guest.keep_scratch says why).
-LAB_REPORTS = ["--rdma-json={results}/results.json", "--alluredir={scratch}/allure"]
+LAB_REPORTS = ["--rdma-json={results}/results.json", "--rdma-junit={results}/junit.xml",
+               "--rdma-allure={scratch}/allure"]
+ALLURE_RUNS = "*/allure"  # results/<device>/allure, unpacked from each run's scratch
+
+
+def _forget_allure(results: Path, devices: list[str]) -> None:
+    """An earlier run's Allure results of these devices: unpacked over, they would read as retries."""
+    for device in devices:
+        shutil.rmtree(results / device / "allure", ignore_errors=True)
 
 
 def _allure_html(results: Path) -> None:
-    """One HTML report for all the lab's runs together: driver > verb > claim."""
+    """One HTML report for all the lab's runs together (pytest-rdma report), with its quality gate."""
     from pytest_rdma.report import allure_html
 
-    runs = sorted(path for path in results.glob("*/allure") if path.is_dir())
+    runs = sorted(path for path in results.glob(ALLURE_RUNS) if path.is_dir())
     if not runs:
         return
     try:
-        index = allure_html.build(runs, results / "allure-report")
+        report = allure_html.build(runs, results / "allure-report", history=results / allure_html.HISTORY_NAME)
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}",
               file=sys.stderr)
         return
-    print(f"lab: Allure HTML report: {index}")
+    print(f"lab: Allure HTML report: {report.index} ({report.index.stat().st_size / 1e6:.1f} MB, "
+          f"{report.seconds:.1f} s); quality gate " + ("passed" if report.gate_passed else "FAILED"))
 
 
 def _has_path_arg(args: list[str]) -> bool:
@@ -75,6 +84,7 @@ def cmd_lab(argv: list[str]) -> int:
     request = lab.LabRequest(devices=options.devices or list(lab.DEFAULT_DEVICES), pytest_args=pytest_args,
                              results=options.results, cache=options.cache, install=not options.no_install,
                              timeout=options.timeout, report_args=LAB_REPORTS)
+    _forget_allure(options.results, request.devices)
     code = lab.run(request)
     if not options.no_html and code in (0, 1):
         _allure_html(options.results.resolve())
@@ -125,6 +135,12 @@ def cmd_compare(argv: list[str]) -> int:
     return compare_main(argv)
 
 
+def cmd_report(argv: list[str]) -> int:
+    from pytest_rdma.report.allure_html import report_main
+
+    return report_main(argv)
+
+
 def cmd_finish(argv: list[str]) -> int:
     from pytest_rdma.report.jsonfile import finish_main
 
@@ -143,6 +159,7 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "compare": cmd_compare,
     "waivers": cmd_waivers,
+    "report": cmd_report,
     "finish": cmd_finish,
 }
 
@@ -156,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
               "  coverage  list, per verb, each error and claim of its man page with the checks covering it\n"
               "  compare   compare results files: the claim x driver matrix, regressions and fixes\n"
               "  waivers   draft a driver's expectations file from a results file\n"
+              "  report    build the Allure HTML report of runs (--rdma-allure DIRs); fails on its quality gate\n"
               "  finish    make the final results document from the .jsonl lines of a killed run\n"
               "Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0",
               file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
