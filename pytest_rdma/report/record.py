@@ -255,7 +255,8 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
         record[key] = decisive.get(key, "" if key not in ("observation", "details") else {})
     record["blocked"] = bool(decisive.get("blocked"))
     record["pytest_outcome"] = _combined_pytest_outcome(phases)
-    record["waiver"] = next((p["waiver"] for p in phases if p.get("waiver")), None)
+    # The decisive phase's waiver first: a setup that passed says "fixed", the call that deviated "applied".
+    record["waiver"] = decisive.get("waiver") or next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
     record["worker"] = worker
     for key in ("steps", "routes", "decided_by", "teardown_failures", "reproducer", "deviation_ref", "decisive_call"):
