@@ -72,7 +72,7 @@ def digest(text: str) -> str:
 
 def case_words(record: Mapping[str, Any]) -> str:
     """The case as words: its axes by name where they say everything the variant says, else the variant."""
-    params = record.get("params") or {}
+    params = {name: value for name, value in (record.get("params") or {}).items() if str(value)}
     variant = str(record.get("variant") or "")
     tokens = [token for token in variant.split("-") if token]
     values = {token for value in params.values() for token in str(value).split("-")}
@@ -155,13 +155,14 @@ def description(record: Mapping[str, Any], has_reproducer: bool) -> str:
     identity = record.get("identity") or {}
     device = record.get("device") or ""
     on = f"{device} (driver {record.get('driver')}, {identity.get('transport', '')})" if device else "no device"
-    params = ", ".join(f"{name} = {value}" for name, value in (record.get("params") or {}).items())
+    params = ", ".join(f"{name} = {value}" for name, value in (record.get("params") or {}).items() if str(value))
     calls = [line for line in record.get("steps") or () if ": " in line]
     lines.append(f"**What was done:** on {on}, case `{record.get('variant') or record.get('case_id') or '-'}`"
                  + (f" ({params})" if params else "")
                  + (f": {len(calls)} verb calls, each a step below." if calls else "."))
     if record.get("decided_by"):
-        lines.append(f"The outcome was decided by the {record['decided_by']}"
+        who = {"provider": "the provider", "kernel": "the kernel"}.get(record["decided_by"], record["decided_by"])
+        lines.append(f"The outcome was decided by {who}"
                      + (f" ({', '.join(record['routes'])})." if record.get("routes") else "."))
     lines.append("")
     lines += observed_lines(record, has_reproducer)
@@ -224,7 +225,8 @@ def result_links(record: Mapping[str, Any]) -> list[dict[str, str]]:
 
 
 def parameters(record: Mapping[str, Any]) -> list[dict[str, str]]:
-    params = [{"name": str(name), "value": str(value)} for name, value in (record.get("params") or {}).items()]
+    params = [{"name": str(name), "value": str(value)} for name, value in (record.get("params") or {}).items()
+              if str(value)]
     if record.get("variant"):
         params.append({"name": "case", "value": str(record["variant"])})
     params.append({"name": "device", "value": str(record.get("device") or NO_DEVICE)})
