@@ -260,7 +260,8 @@ def test_the_writer_writes_each_check_once_from_the_controller(pytester: pytest.
     out.mkdir()
     (out / "0000-result.json").write_text('{"name": "left by an earlier run"}')
     run = pytester.runpytest_subprocess("-n", "1", "-p", "no:cacheprovider", "--rdma-expectations", str(expect),
-                                        "--rdma-allure", str(out))
+                                        "--rdma-allure", str(out), "--rdma-json", "results.json",
+                                        "--rdma-junit", "junit.xml")
     assert run.ret == pytest.ExitCode.TESTS_FAILED, run.stdout.str()
     results = [json.loads(path.read_text()) for path in out.glob("*-result.json")]
     by_device = {(labels(r)["device"], r["parameters"][-2]["value"]): r for r in results if r["parameters"]}
@@ -280,8 +281,8 @@ def test_the_writer_writes_each_check_once_from_the_controller(pytester: pytest.
     # Each driver's identity, for its environment in the report.
     devices = json.loads((out / ENVIRONMENT_FILE).read_text())["devices"]
     assert devices["siw0"]["transport"] == "iw" and devices["rxe0"]["driver"] == "rxe"
-    # No message names this machine's paths (the error's path is under pytester's directory).
-    for path in out.iterdir():
+    # No message names this machine's paths (the error's path is under pytester's directory), in any report.
+    for path in [*out.iterdir(), pytester.path / "results.json", pytester.path / "junit.xml"]:
         text = path.read_text()
         assert str(pytester.path) not in text and not has_machine_path(text), (path.name, text[:500])
     (error,) = [r for r in results if labels(r)["outcome"] == ERROR]
