@@ -33,9 +33,10 @@ GROUP_BY = ["parentSuite", "suite", "subSuite"]  # driver > verb > claim (allure
 GATED = (DEVIATES, CRASH, TIMEOUT)  # outcomes that fail the release gate
 GATE_ID = "no-new-deviation-or-crash"
 # Environment variables shown per driver: the identity field -> its heading.
-IDENTITY_FIELDS = (("name", "device"), ("driver", "driver"), ("kernel", "kernel"), ("rdma_core", "rdma-core"),
-                   ("firmware", "firmware"), ("vendor", "vendor / part"), ("node_type", "node type"),
-                   ("transport", "transport"))
+# (The driver is the environment's name.)
+IDENTITY_FIELDS = (("name", "device"), ("kernel", "kernel"), ("rdma_core", "rdma-core"), ("firmware", "firmware"),
+                   ("vendor", "vendor / part"), ("node_type", "node type"), ("transport", "transport"))
+GATE_VARIABLE = "quality gate"
 
 
 def _outcome(*outcomes: str) -> dict[str, Any]:
@@ -86,8 +87,12 @@ def environments(devices: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
             shown = set(values.values())
             if shown == {""}:
                 continue
-            variables[heading] = next(iter(shown)) if len(shown) == 1 else "; ".join(
-                f"{device}: {value}" for device, value in values.items())
+            if len(shown) == 1:
+                variables[heading] = next(iter(shown))
+            elif key == "name":  # several devices of one driver
+                variables[heading] = ", ".join(values.values())
+            else:
+                variables[heading] = "; ".join(f"{device}: {value}" for device, value in values.items())
         out[driver] = {"name": driver, "variables": variables}
     return out
 
@@ -101,27 +106,30 @@ def _field(identity: Mapping[str, Any], key: str, device: str) -> str:
     return str(identity.get(key) or "")
 
 
-def summary_variables(drivers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    """The report's own variables, shown with all drivers at once: what they share, then a short line per driver."""
-    shared: dict[str, str] = {}
-    for heading in ("kernel", "rdma-core"):
-        values = {env["variables"].get(heading, "") for env in drivers.values()}
-        if len(values) == 1 and "" not in values:
-            shared[heading] = values.pop()
-    short = {"device": "", "firmware": "fw ", "vendor / part": "", "kernel": "kernel ", "rdma-core": "rdma-core "}
-    lines = {}
-    for driver, env in drivers.items():
-        lines[driver] = " · ".join(f"{short[heading]}{value}" for heading, value in env["variables"].items()
-                                   if heading in short and heading not in shared)
-    return {**shared, **lines}
+def summary_variables(drivers: Mapping[str, Mapping[str, Any]], gate: str = "") -> dict[str, str]:
+    """The report's own variables: the gate's verdict, then each identity field over all drivers at once.
+
+    Allure shows a driver's environment with the report's variables, its own overriding those of
+    the same name in place: with the same names, a driver's view lists its own values, in this order.
+    """
+    variables = {GATE_VARIABLE: gate} if gate else {}
+    for _, heading in IDENTITY_FIELDS:
+        shown = [(env["variables"].get("device", driver), env["variables"][heading])
+                 for driver, env in drivers.items() if heading in env["variables"]]
+        if len({value for _, value in shown}) == 1:
+            variables[heading] = shown[0][1]
+        elif shown:
+            variables[heading] = " · ".join(f"{device} {value}" for device, value in shown)
+    if "device" in variables and len(drivers) > 1:
+        variables["device"] = " · ".join(f"{env['variables'].get('device', '?')} ({driver})"
+                                         for driver, env in drivers.items())
+    return variables
 
 
 def config_module(name: str, drivers: Mapping[str, Mapping[str, Any]], history: Path | None,
                   gate: str = "") -> str:
     """The text of allurerc.mjs; `gate` is the quality gate's verdict, shown among the report's variables."""
-    variables = summary_variables(drivers)
-    if gate:
-        variables["quality gate"] = gate
+    variables = summary_variables(drivers, gate)
     envs = []
     for driver, env in drivers.items():
         envs.append(f"    {json.dumps(env_id(driver))}: {{\n"
