@@ -84,14 +84,15 @@ def categories(page: Any) -> str:
     return page.inner_text("body")
 
 
-def result_id(index: Path, name: str) -> str:
-    """The report's id of the first result whose name contains `name` (from the report's own index)."""
+def result_id(index: Path, name: str, environment: str = "") -> str:
+    """The report's id of the first result whose name contains `name` (in `environment`), from the report's index."""
     by_id = json.loads((index.parent / "test-results.json").read_text())["byId"]
-    return next(key for key, result in by_id.items() if name in result["name"])
+    return next(key for key, result in by_id.items()
+                if name in result["name"] and environment in ("", result.get("environment")))
 
 
-def open_result(page: Any, index: Path, name: str) -> None:
-    page.goto(f"{index.as_uri()}#{result_id(index, name)}")
+def open_result(page: Any, index: Path, name: str, environment: str = "") -> None:
+    page.goto(f"{index.as_uri()}#{result_id(index, name, environment)}")
     page.get_by_test_id("test-result-tab-overview").wait_for()
 
 
