@@ -133,6 +133,9 @@ def test_every_record_cites_each_page_once_links_man7_and_is_unique() -> None:
     for case in everything:
         for device in ("rxe0", "siw0"):
             data = record(case, device, DEVIATES)
+            assert not links.REPEATED_PAGE.search(data["ref"]), f"{case.stable_id}: the record cites {data['ref']}"
+            for source in data["sources"]:
+                assert not source["section"].startswith(source["ref"]), f"{case.stable_id}: {source}"
             result = convert(data, stop_ms=1).result
             xml = junit.testcase(data)
             for text in texts(result) + [value for element in xml.iter() for value in element.attrib.values()]:
