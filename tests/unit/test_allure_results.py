@@ -116,6 +116,16 @@ def test_one_check_on_two_devices_is_two_results_never_a_retry() -> None:
     assert one["parameters"] != two["parameters"] and one["historyId"] != two["historyId"]
 
 
+def test_a_users_own_device_test_is_one_result_per_parameter_set() -> None:
+    """Its stable id is the function's name, the same for every parameter set: it must not make them retries."""
+    own = {"stable_id": "test_mine", "case_id": "", "verb": "", "claim": "", "claim_text": "", "params": {},
+           "device": "rxe0", "driver": "rxe", "outcome": CONFORMS}
+    one, two = (convert({**own, "nodeid": f"test_x.py::test_mine[rxe0-{n}]", "title": f"test_mine[rxe0-{n}]"},
+                        stop_ms=1).result for n in (1, 2))
+    assert (one["testCaseId"], one["parameters"]) != (two["testCaseId"], two["parameters"])
+    assert one["name"] == "test_mine[rxe0-1]"
+
+
 def test_the_decisive_phase_gives_the_waiver_its_status() -> None:
     base = {"outcome": CONFORMS, "when": "setup", "pytest_outcome": "passed", "duration": 0.1,
             "waiver": {"status": "fixed"}}
