@@ -114,7 +114,7 @@ def cmd_selftest(argv: list[str]) -> int:
     in_lab = lab.run(request)
     # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
     # after the in-VM tests so that only one VM of the self-test runs at a time.
-    print("selftest: 3/3 host-side lab tests (tests/host_lab): one more VM boot", flush=True)
+    print("selftest: 3/3 host-side lab tests (tests/host_lab): a VM boot each", flush=True)
     host_lab = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                                str(REPO / "tests" / "host_lab"), *passthrough], cwd=REPO, check=False,
                               env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))).returncode

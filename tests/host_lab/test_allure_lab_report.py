@@ -107,5 +107,7 @@ def test_the_report_shows_both_drivers_categories_a_man_page_and_reproducers(lab
         assert man.first.is_visible()
         assert page.get_by_text("reproducer (C): ").first.is_visible()
         assert page.get_by_text("reproducer (Python): ").first.is_visible()
-        if shots:
-            page.screenshot(path=str(shots / "allure-result.png"), full_page=True)
+        if shots:  # tall enough for the description, the verb calls and the attachments
+            page.set_viewport_size({"width": 1400, "height": 1750})
+            page.get_by_text("teardown: ").first.wait_for()
+            page.screenshot(path=str(shots / "allure-result.png"))
