@@ -74,6 +74,27 @@ def allure_cli(cache: Path | None = None) -> list[str]:
     return [str(node), str(cli)]
 
 
+# Allure's single-file page, as 3.18 writes it, registers its embedded data at the end of a large
+# body, after the app's script in <head> has started: an app that asks for its data before the body
+# is parsed takes the file for a server and fetches it, which a browser refuses for file:// pages,
+# and about one load in three showed an empty report. Declaring the data store first makes the app
+# wait for the embedded data. The page also loads Google Analytics; a release report opened from
+# disk or a CI artifact makes no request to anyone.
+DATA_FIRST = ("<script>window.allureReportDataReady = false; "
+              "window.allureReportData = window.allureReportData || {};</script>")
+ANALYTICS = re.compile(r'\s*<script async src="https://www\.googletagmanager\.com/[^"]*"></script>'
+                       r'\s*<script>[^<]*?gtag\([^<]*?</script>', re.S)
+
+
+def single_file_fixes(index: Path) -> None:
+    """The embedded data declared before the app's script; no analytics (see DATA_FIRST, ANALYTICS)."""
+    text = index.read_text(encoding="utf-8")
+    text = ANALYTICS.sub("", text, count=1)
+    if DATA_FIRST not in text:
+        text = text.replace("<script", DATA_FIRST + "\n    <script", 1)  # before the page's first script
+    index.write_text(text, encoding="utf-8")
+
+
 @dataclass
 class Report:
     index: Path  # the single-file report
@@ -132,6 +153,7 @@ def build(results_dirs: Sequence[str | Path], out_dir: str | Path, name: str = "
         if done.returncode != 0 or not index.exists():
             output = ANSI.sub("", done.stdout + done.stderr)[-2000:]
             raise RuntimeError(f"allure generate failed ({done.returncode}):\n{output}")
+        single_file_fixes(index)
         kept = out / CONFIG_NAME
         shutil.copyfile(config, kept)
     return Report(index, kept, passed, "" if passed else gate_text, time.monotonic() - started)

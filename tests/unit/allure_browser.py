@@ -44,6 +44,10 @@ def report_page(index: Path, profile: Path, width: int = 1400, height: int = 100
         context.set_default_timeout(TIMEOUT_MS)
         try:
             page = context.new_page()
+            # Every request the page makes that is not to the report file itself or embedded data.
+            page.outside_requests = []
+            page.on("request", lambda request: None if request.url.startswith(("file:", "data:", "blob:"))
+                    else page.outside_requests.append(request.url))
             page.goto(index.as_uri())
             page.get_by_test_id("report-title").wait_for()
             page.get_by_test_id("tree-section").first.wait_for()
