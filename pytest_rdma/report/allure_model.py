@@ -140,13 +140,17 @@ def status_message(record: Mapping[str, Any]) -> str:
     return f"{outcome}: {reason}"
 
 
-def description(record: Mapping[str, Any], has_reproducer: bool) -> str:
-    """Markdown: what the page says, what was done, what was observed."""
+def description(record: Mapping[str, Any], has_reproducer: bool, quote: str = "") -> str:
+    """Markdown: what the page says (quoted from the installed page where it could be), what was done, what
+    was observed."""
     lines: list[str] = []
     cited = links.once(str(record.get("ref") or ""))  # the section the claim paraphrases
     link = links.text_link(cited)
     where = f"[{cited}]({link.url})" if link.url else cited
-    if record.get("claim_text"):
+    if record.get("claim_text") and quote:
+        lines += [f"**What the man page says** ({where}):", "", f"> {quote}", "",
+                  f"**The claim checked, in our words:** {record['claim_text']}", ""]
+    elif record.get("claim_text"):
         lines += [f"**What the man page says** ({where}, in our words):", "", f"> {record['claim_text']}", ""]
     others = [link for link in source_links(record) if link.name != cited]
     if others:
@@ -259,8 +263,11 @@ def steps(record: Mapping[str, Any], start: int, stop: int) -> list[dict[str, An
     return out
 
 
-def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "") -> Converted:
-    """The Allure result of `record` and its attachments (file names under the results directory)."""
+def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "", quote: str = "") -> Converted:
+    """The Allure result of `record` and its attachments (file names under the results directory).
+
+    `python_text` is the Python reproducer's text; `quote` the cited section's own words (manpages.py).
+    """
     outcome = record["outcome"]
     result_uuid = str(uuid.uuid4())
     duration_ms = int(float(record.get("duration") or 0) * 1000)
@@ -290,7 +297,7 @@ def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "") -
         "historyId": digest(f"{case_key}|{driver_of(record)}|{device}"),
         "fullName": f"{driver_of(record)}.{record.get('verb') or record.get('test') or ''}: {stable_id} on {device}",
         "name": redact(title(record)),
-        "description": description(record, bool(reproducer.get("c_text") or python_text)),
+        "description": description(record, bool(reproducer.get("c_text") or python_text), quote),
         "status": STATUS.get(outcome, "unknown"),
         "statusDetails": {"message": redact(message)[:TEXT_LIMIT], "trace": redact(trace)[-TEXT_LIMIT:],
                           "known": outcome == WAIVED},

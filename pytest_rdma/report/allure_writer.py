@@ -6,7 +6,8 @@ result once, a crashed worker's check included. Each result is written as its re
 At the start the writer removes the results an earlier run left in DIR: Allure takes two
 results of one check as a retry. It also writes `pytest-rdma-environment.json`: each device's
 identity (driver, node type, transport, firmware, vendor and part, kernel, rdma-core), which
-`pytest-rdma report` turns into one Allure environment per driver (allure_config.py).
+`pytest-rdma report` turns into one Allure environment per driver (allure_config.py). Each result
+quotes its cited section from the man page where it is installed here (manpages.py).
 
 A check that uses no device (its API family has no provider here) is counted under the run's
 device when the run tested one device, as the lab's per-device runs do: its result says that
@@ -26,6 +27,7 @@ import pytest
 
 from pytest_rdma.report.allure_config import ENVIRONMENT_FILE
 from pytest_rdma.report.allure_model import convert
+from pytest_rdma.report.manpages import passage
 from pytest_rdma.report.results import Results
 
 # What Allure reads from a results directory and an earlier run may have left there.
@@ -74,7 +76,8 @@ class AllureWriter:
         return {"schema_version": 1, "devices": self._devices}
 
     def write(self, record: Mapping[str, Any]) -> None:
-        converted = convert(record, stop_ms=int(time.time() * 1000), python_text=self.python_text(record))
+        _, quote = passage(str(record.get("ref") or ""), str(record.get("claim_text") or ""))
+        converted = convert(record, stop_ms=int(time.time() * 1000), python_text=self.python_text(record), quote=quote)
         for name, attachment in converted.attachments.items():
             (self.directory / name).write_bytes(attachment.content)
         write_json(self.directory / f"{converted.result['uuid']}-result.json", converted.result)
