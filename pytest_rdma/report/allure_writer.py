@@ -30,9 +30,10 @@ from pytest_rdma.report.allure_model import convert
 from pytest_rdma.report.manpages import passage
 from pytest_rdma.report.results import Results
 
-# What Allure reads from a results directory and an earlier run may have left there.
+# What Allure reads from a results directory and an earlier run may have left there (a killed one, its
+# half-written temporary files too).
 STALE = ("*-result.json", "*-container.json", "*-attachment*", ENVIRONMENT_FILE, "environment.properties",
-         "categories.json", "executor.json")
+         "categories.json", "executor.json", ".*.tmp*")
 
 
 def clear(directory: Path) -> None:
@@ -53,7 +54,6 @@ class AllureWriter:
         self.directory = directory
         self.results = results
         self.reproducers = reproducers
-        self.written = 0
         self._deferred: list[dict[str, Any]] = []  # records without a device, until the run's devices are known
         self._devices: dict[str, dict[str, Any]] = {}
         results.sinks.append(self.append)
@@ -81,7 +81,6 @@ class AllureWriter:
         for name, attachment in converted.attachments.items():
             (self.directory / name).write_bytes(attachment.content)
         write_json(self.directory / f"{converted.result['uuid']}-result.json", converted.result)
-        self.written += 1
 
     def python_text(self, record: Mapping[str, Any]) -> str:
         """The Python reproducer, written by the process that ran the check, on this machine's disk."""
