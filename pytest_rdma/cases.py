@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from pytest_rdma.catalogue.model import Claim, Source, Var, Verb
+from pytest_rdma.catalogue.model import Cap, Claim, Dev, Source, Var, Verb
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -109,13 +109,28 @@ def combinations(over: Mapping[Any, tuple[Any, ...]]) -> Iterator[dict[str, Any]
 
 
 def readable(value: Any) -> str:
-    """A parameter as a person reads it: names, not reprs."""
+    """A parameter as a person reads it: names, not reprs.
+
+    "IBV_QPT_UD" -> "UD"; {"port": Dev("attr.phys_port_cnt", plus=1)} -> "port=attr.phys_port_cnt+1";
+    Cap("attr.max_srq") -> "attr.max_srq nonzero"; Cap("transport", "transport", ("ib", "roce")) ->
+    "transport ib/roce".
+    """
     if isinstance(value, str):
         return value.removeprefix("IBV_QPT_")
     if isinstance(value, (tuple, list)):
         return "+".join(readable(item) for item in value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}={readable(item)}" for key, item in value.items())
+    if isinstance(value, Dev):
+        times = f"*{value.times}" if value.times != 1 else ""
+        plus = f"{value.plus:+d}" if value.plus else ""
+        return f"{value.path}{times}{plus}"
+    if isinstance(value, Cap):
+        return f"transport {'/'.join(value.values)}" if value.test == "transport" else f"{value.attr} {value.test}"
     if dataclasses.is_dataclass(value) and hasattr(value, "path"):
         return str(value.path)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return " ".join(readable(getattr(value, f.name)) for f in dataclasses.fields(value))
     return str(value)
 
 

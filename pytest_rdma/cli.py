@@ -6,6 +6,7 @@ Running the conformance suite itself needs no command of ours: `pytest --rdma-de
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,24 +61,33 @@ def _lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
 
 
 # Each device's run writes these into results/<device>/ ({results} is that directory). Allure
-# writes several files per check: it writes them on the VM's tmpfs ({scratch}), moved to
+# results are a file per check: they are written on the VM's tmpfs ({scratch}), moved to
 # results/<device>/ when the run ends (lab.guest.keep_scratch says why).
-LAB_REPORTS = ["--rdma-json={results}/results.json", "--alluredir={scratch}/allure"]
+LAB_REPORTS = ["--rdma-json={results}/results.json", "--rdma-junit={results}/junit.xml",
+               "--rdma-allure={scratch}/allure"]
+ALLURE_RUNS = "*/allure"  # results/<device>/allure, unpacked from each run's scratch
+
+
+def _forget_allure(results: Path, devices: list[str]) -> None:
+    """An earlier run's Allure results of these devices: unpacked over, they would read as retries."""
+    for device in devices:
+        shutil.rmtree(results / device / "allure", ignore_errors=True)
 
 
 def _allure_html(results: Path) -> None:
-    """One HTML report for all the lab's runs together: driver > verb > claim."""
+    """One HTML report for all the lab's runs together (pytest-rdma report), with its quality gate."""
     from pytest_rdma.report import allure_html
 
-    runs = sorted(path for path in results.glob("*/allure") if path.is_dir())
+    runs = sorted(path for path in results.glob(ALLURE_RUNS) if path.is_dir())
     if not runs:
         return
     try:
-        index = allure_html.build(runs, results / "allure-report")
+        report = allure_html.build(runs, results / "allure-report", history=results / allure_html.HISTORY_NAME)
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}", file=sys.stderr)
         return
-    print(f"lab: Allure HTML report: {index}")
+    print(f"lab: Allure HTML report: {report.index} ({report.index.stat().st_size / 1e6:.1f} MB, "
+          f"{report.seconds:.1f} s); quality gate " + ("passed" if report.gate_passed else "FAILED"))
 
 
 def _has_path_arg(args: list[str]) -> bool:
@@ -99,6 +109,7 @@ def cmd_lab(argv: list[str]) -> int:
         timeout=options.timeout,
         report_args=LAB_REPORTS,
     )
+    _forget_allure(options.results, request.devices)
     code = lab.run(request)
     if not options.no_html and code in (0, 1):
         _allure_html(options.results.resolve())
@@ -187,6 +198,12 @@ def cmd_compare(argv: list[str]) -> int:
     return compare_main(argv)
 
 
+def cmd_report(argv: list[str]) -> int:
+    from pytest_rdma.report.allure_html import report_main
+
+    return report_main(argv)
+
+
 def cmd_finish(argv: list[str]) -> int:
     from pytest_rdma.report.jsonfile import finish_main
 
@@ -205,17 +222,20 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "compare": cmd_compare,
     "waivers": cmd_waivers,
+    "report": cmd_report,
     "finish": cmd_finish,
 }
 
 
-USAGE = """usage: pytest-rdma [--version] {lab,selftest,coverage,compare,waivers,finish} [options] [-- pytest args]
+USAGE = """usage: pytest-rdma [--version] {lab,selftest,coverage,compare,waivers,report,finish} [options]
+                   [-- pytest args]
 
   lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)
   selftest  run all of pytest-rdma's own tests (host, in the lab, then on a fresh Debian 12 machine)
   coverage  list, per verb, each error and claim of its man page with the checks covering it
   compare   compare results files: the claim x driver matrix, regressions and fixes
   waivers   draft a driver's expectations file from a results file
+  report    build the Allure HTML report of runs (--rdma-allure DIRs); fails on its quality gate
   finish    make the final results document from the .jsonl lines of a killed run
 Each command's --help says more. Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0
 """

@@ -98,6 +98,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("junit", "--rdma-junit", "rdma_junit", "RDMA_JUNIT", _path, None,
            "write JUnit XML for CI dashboards to PATH: one testsuite per device, classname <driver>.<verb>, "
            "properties per check", "PATH"),
+    Option("allure", "--rdma-allure", "rdma_allure", "RDMA_ALLURE", _path, None,
+           "write Allure results to DIR (one per check, with its man page links, verb calls as steps and a "
+           "deviation's reproducers attached); 'pytest-rdma report DIR... --output HTML_DIR' builds the report",
+           "DIR"),
     Option("reproducers", "--rdma-reproducers", "rdma_reproducers", "RDMA_REPRODUCERS", _path, None,
            "directory for the C and Python reproducers of deviations (default: 'reproducers' beside "
            "--rdma-json, else ./rdma-reproducers)", "DIR"),
@@ -193,7 +197,6 @@ def read(config: pytest.Config) -> Settings:
     reproducers = values["reproducers"]
     if reproducers is None:
         reproducers = json_path.parent / "reproducers" if json_path else Path("rdma-reproducers")
-    allure = getattr(config.option, "allure_report_dir", None)
     return Settings(
         devices=values["devices"],
         port=values["port"],
@@ -208,7 +211,7 @@ def read(config: pytest.Config) -> Settings:
         catalogue_extra=values["catalogue_extra"],
         junit=Path(values["junit"]) if values["junit"] else None,
         pytest_junit=bool(getattr(config.option, "xmlpath", None)),
-        allure_dir=Path(allure) if allure else None,
+        allure_dir=Path(values["allure"]) if values["allure"] else None,
         sources=tuple(sources),
     )
 

@@ -192,7 +192,7 @@ def main(plan_path: str) -> int:
         isolation = isolation_args(plan["pytest_args"], xdist)
         argv = [plan["python"], "-m", "pytest", "-p", "no:cacheprovider",
                 *(f"--rdma-dev={device}" for device in devices),
-                f"--junitxml={run_dir / 'junit.xml'}", *plan.get("report_args", []), *isolation,
+                *plan.get("report_args", []), *isolation,
                 *plan["pytest_args"]]
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
         argv = [arg.replace("{results}", str(run_dir)).replace("{scratch}", str(scratch)).replace("{dev}", label)

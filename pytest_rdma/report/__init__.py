@@ -6,8 +6,9 @@ Roles, one module each:
 - reproducers.py: a deviation's C and Python reproducers, written from its recorded calls;
 - deviation_report.py: a deviation's failure text is its own, not a traceback;
 - results.py: where results are written: assembles records from reports (xdist-safe);
-- terminal.py, jsonfile.py, junit.py, allure_results.py: the reporters;
-- compare.py, allure_html.py, waivers.py: after the run (the `pytest-rdma` commands).
+- terminal.py, jsonfile.py, junit.py, allure_writer.py: the reporters (allure_model.py: a record as an
+  Allure result; links.py: citations as URLs; redact.py: no machine's paths in a message);
+- compare.py, allure_config.py + allure_html.py (`pytest-rdma report`), waivers.py: after the run.
 
 `register` is the plugin's one entry point (called from plugin.py).
 """
@@ -47,3 +48,7 @@ def register(config: pytest.Config) -> None:
         from pytest_rdma.report.junit import JunitFile
 
         config.pluginmanager.register(JunitFile(options.junit, results), "rdma-junit")
+    if options.allure_dir is not None:
+        from pytest_rdma.report.allure_writer import AllureWriter
+
+        config.pluginmanager.register(AllureWriter(options.allure_dir, results, options.reproducers), "rdma-allure")

@@ -26,6 +26,7 @@ import pytest
 
 from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.report.record import SCHEMA_VERSION
+from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results, counts
 from pytest_rdma.report.terminal import Summary
 
@@ -65,9 +66,10 @@ class JsonResults:
             "tool": {"name": "pytest-rdma", "version": _tool_version(), "pytest": pytest.__version__,
                      "python": platform.python_version()},
             "started": self.started,
-            "argv": sys.argv[1:],
+            # As everything in the results: no path of this machine (report/redact.py).
+            "argv": [redact(arg) for arg in sys.argv[1:]],
             "strict": self.strict,
-            "expectations": self.expectations,
+            "expectations": [redact(path) for path in self.expectations],
         }
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:

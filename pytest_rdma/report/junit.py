@@ -2,16 +2,23 @@
 
 One <testsuite> per device, named "<device> (<driver>)", with the device's identity as
 properties; one <testcase> per check with classname "<driver>.<verb>" (dashboards group by
-it: driver, then verb) and name "<claim>[<variant>]"; a deviation, crash, timeout or error is a
-<failure> or <error> with the observation; waived, unsupported and not exercised checks are
-<skipped> with the reason; properties per testcase give driver, claim, outcome, source, the
-reproducer's path and the guards' findings. The file is written once, at the end, to a
-temporary name and renamed.
+it: driver, then verb) and name "<claim>[<case>]"; a deviation is a <failure> with what was
+expected and observed (its verb calls as the text); a crash, timeout or error is an <error>;
+waived, unsupported and not exercised checks are <skipped> with the reason (a waiver's with
+its link); properties per testcase give driver, device, verb, claim, outcome, the cited
+section and its man page URL, and the reproducers' paths.
+
+The document follows the schema of Jenkins' JUnit reports (the xunit plugin's junit-10.xsd:
+no `skipped` count on <testsuites>, only its attributes), plus the per-testcase <properties>
+that Jenkins' JUnit plugin reads (tests/unit/data/junit-jenkins.xsd, checked in
+tests/unit/test_junit.py). Text is made XML-safe (a kernel log may carry control characters).
+The file is written once, at the end, to a temporary name and renamed.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,11 +28,46 @@ import pytest
 
 from pytest_rdma.guard.findings import leak_text
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.report import links
+from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results
 
 FAILURE = (DEVIATES,)
 ERRORS = (CRASH, TIMEOUT, ERROR)
 SKIPPED = (WAIVED, UNSUPPORTED, NOT_EXERCISED)
+# Characters XML 1.0 cannot hold at all, even escaped.
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_text(value: Any) -> str:
+    return NOT_XML.sub("\ufffd", redact(str(value)))
+
+
+def case_name(record: Mapping[str, Any]) -> str:
+    """The check's claim and case: "required-attrs[RC-RESET>INIT-without-STATE]"."""
+    if record.get("claim"):
+        return f"{record['claim']}[{record['variant']}]" if record.get("variant") else str(record["claim"])
+    # A test of the user's own has no claim: its node's name keeps its parametrizations apart.
+    own = str(record.get("nodeid") or record.get("test") or "").rsplit("::", 1)[-1]
+    return own or str(record.get("stable_id") or "")
+
+
+def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    reproducer = record.get("reproducer") or {}
+    waiver = record.get("waiver") or {}
+    cited = links.once(str(record.get("deviation_ref") or record.get("ref") or ""))
+    pairs = [("driver", record.get("driver") or "no-device"), ("device", record.get("device", "")),
+             ("verb", record.get("verb", "")), ("claim", record.get("claim", "")),
+             ("claim_text", record.get("claim_text", "")), ("outcome", record["outcome"]),
+             ("source", cited), ("man_page", links.text_link(cited).url if cited else ""),
+             ("decided_by", record.get("decided_by") or record.get("layer", "")),
+             ("stable_id", record.get("stable_id", "")),
+             ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", "")),
+             ("reproduced_in_c", (reproducer.get("confirmed") or {}).get("verdict", "")),
+             ("waiver", waiver.get("status", "")), ("waiver_reason", waiver.get("reason", "")),
+             ("waiver_link", waiver.get("link", ""))]
+    pairs += finding_properties(record)
+    return [(key, str(value)) for key, value in pairs if value]
 
 
 def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -37,39 +79,34 @@ def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     if kernel:
         origin = " (written from user space)" if kernel.get("from_user_space") else ""
         # Every line: a kernel WARNING's own message (what identifies it) follows the WARNING line.
-        props.append(("kernel_log", f"{'/'.join(kernel['kinds'])}{origin}: {'; '.join(kernel['lines'])}"))
+        lines = "; ".join(kernel.get("lines", ()))[:2000]
+        props.append(("kernel_log", f"{'/'.join(kernel.get('kinds', ()))}{origin}: {lines}"))
     return props
 
 
 def testcase(record: Mapping[str, Any]) -> ET.Element:
     driver = record.get("driver") or "no-device"
-    # A test of the user's own has no claim: its node's name keeps its parametrizations apart.
-    own = str(record.get("nodeid") or record.get("test") or "").rsplit("::", 1)[-1]
-    name = f"{record['claim']}[{record['variant']}]" if record.get("variant") else record.get("claim") or own
-    case = ET.Element("testcase", classname=f"{driver}.{record.get('verb') or record['test']}", name=name,
-                      time=f"{float(record.get('duration') or 0):.6f}")
-    props = ET.SubElement(case, "properties")
-    reproducer = record.get("reproducer") or {}
-    for key, value in (("driver", driver), ("device", record.get("device", "")), ("verb", record.get("verb", "")),
-                       ("claim", record.get("claim", "")), ("claim_text", record.get("claim_text", "")),
-                       ("outcome", record["outcome"]), ("source", record.get("ref", "")),
-                       ("layer", record.get("layer", "")), ("stable_id", record["stable_id"]),
-                       ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", "")),
-                       ("reproduced_in_c", (reproducer.get("confirmed") or {}).get("verdict", "")),
-                       *finding_properties(record)):
-        if value:
-            ET.SubElement(props, "property", name=key, value=str(value))
+    case = ET.Element("testcase", classname=f"{driver}.{record.get('verb') or record['test']}",
+                      name=xml_text(case_name(record)), time=f"{float(record.get('duration') or 0):.6f}")
+    pairs = case_properties(record)
+    if pairs:
+        props = ET.SubElement(case, "properties")
+        for key, value in pairs:
+            ET.SubElement(props, "property", name=key, value=xml_text(value))
     outcome = record["outcome"]
     if outcome in FAILURE:
-        message = f"expected: {record.get('expected', '')}; observed: {record.get('observed', '')}"
-        element = ET.SubElement(case, "failure", type="deviation", message=message)
-        element.text = "\n".join(record.get("steps", ())) or record.get("message", "")
+        element = ET.SubElement(case, "failure", type="deviation", message=xml_text(
+            f"deviates from {links.once(str(record.get('deviation_ref') or record.get('ref') or ''))}: "
+            f"expected {record.get('expected', '')}; observed {record.get('observed', '')}"))
+        element.text = xml_text("\n".join(record.get("steps", ())) or record.get("message", ""))
     elif outcome in ERRORS:
-        element = ET.SubElement(case, "error", type=outcome, message=record.get("reason", "") or outcome)
-        element.text = record.get("message", "")
+        element = ET.SubElement(case, "error", type=outcome, message=xml_text(record.get("reason", "") or outcome))
+        element.text = xml_text(record.get("message", ""))
     elif outcome in SKIPPED:
-        ET.SubElement(case, "skipped", type=outcome.replace(" ", "-"),
-                      message=f"{outcome}: {record.get('reason', '')}")
+        waiver = record.get("waiver") or {}
+        why = (f"{waiver.get('reason', '')} ({waiver.get('link', '')})" if outcome == WAIVED and waiver
+               else record.get("reason", ""))
+        ET.SubElement(case, "skipped", type=outcome.replace(" ", "-"), message=xml_text(f"{outcome}: {why}"))
     return case
 
 
@@ -91,15 +128,16 @@ def document(records: Sequence[Mapping[str, Any]], identities: Mapping[str, Mapp
         suite = ET.SubElement(root, "testsuite", name=f"{device} ({driver})" if device else "no device",
                               time=f"{sum(float(r.get('duration') or 0) for r in group):.3f}",
                               **{k: str(v) for k, v in counts.items()})
-        props = ET.SubElement(suite, "properties")
-        for key, value in sorted(identity.items()):
-            ET.SubElement(props, "property", name=key, value=str(value))
+        if identity:  # junit-10.xsd: <properties> holds at least one <property>
+            props = ET.SubElement(suite, "properties")
+            for key, value in sorted(identity.items()):
+                ET.SubElement(props, "property", name=key, value=xml_text(value))
         for record in group:
             suite.append(testcase(record))
         for key in totals:
             totals[key] += counts[key]
-    for key, value in totals.items():
-        root.set(key, str(value))
+    for key in ("tests", "failures", "errors"):  # junit-10.xsd: <testsuites> has no skipped count
+        root.set(key, str(totals[key]))
     return root
 
 

@@ -33,6 +33,7 @@ from pytest_rdma.outcomes import (
     CheckTimeout,
     Deviation,
 )
+from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 
 SCHEMA_VERSION = 2
@@ -138,7 +139,15 @@ def blank_phase(report: pytest.TestReport) -> dict[str, Any]:
 
 def classify(report: pytest.TestReport, exc: BaseException | None, run: Run | None,
              waiver: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The outcome of one phase, with the evidence for it."""
+    """The outcome of one phase, with the evidence for it; its texts name no path of this machine."""
+    phase = _classify(report, exc, run, waiver)
+    for key in ("reason", "observed", "message"):
+        phase[key] = redact(phase[key])
+    return phase
+
+
+def _classify(report: pytest.TestReport, exc: BaseException | None, run: Run | None,
+              waiver: Mapping[str, Any] | None) -> dict[str, Any]:
     phase = blank_phase(report)
     if report.passed:
         phase["outcome"] = CONFORMS
@@ -249,7 +258,8 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
         record[key] = decisive.get(key, "" if key not in ("observation", "details") else {})
     record["blocked"] = bool(decisive.get("blocked"))
     record["pytest_outcome"] = _combined_pytest_outcome(phases)
-    record["waiver"] = next((p["waiver"] for p in phases if p.get("waiver")), None)
+    # The decisive phase's waiver first: a setup that passed says "fixed", the call that deviated "applied".
+    record["waiver"] = decisive.get("waiver") or next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
     record["worker"] = worker
     for key in ("steps", "routes", "decided_by", "teardown_failures", "reproducer", "deviation_ref", "decisive_call",

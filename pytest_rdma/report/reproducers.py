@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_rdma.calls.render import c_program, python_script
 from pytest_rdma.outcomes import Deviation
+from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 from pytest_rdma.settings import Settings
 
@@ -56,5 +57,5 @@ def write(settings: Settings, info: Mapping[str, Any], run: Run, exc: BaseExcept
     (folder / f"{stem}.c").write_text(c_text, encoding="utf-8")
     (folder / f"{stem}.py").write_text(py_text, encoding="utf-8")
     relative = f"{run.device or 'no-device'}/{stem}"
-    return {"dir": str(settings.reproducers), "c": f"{relative}.c", "python": f"{relative}.py",
+    return {"dir": redact(str(settings.reproducers)), "c": f"{relative}.c", "python": f"{relative}.py",
             "decisive_call": decisive, "c_text": c_text}

@@ -32,7 +32,9 @@ def test_deviation_is_shown_without_a_traceback(pytester: pytest.Pytester) -> No
     result.stdout.no_fnmatch_line(TRACEBACK_LINE)
     failure = ET.parse(pytester.path / "junit.xml").find(".//testcase/failure")
     assert failure is not None
-    assert failure.get("message") == "expected: refused with EINVAL; observed: ibv_demo succeeded -> 0"
+    assert failure.get("message") == (
+        "deviates from ibv_demo(3) RETURN VALUE: expected refused with EINVAL; observed ibv_demo succeeded -> 0"
+    )
     assert failure.text == "[0] call: ibv_demo(ctx, 0x40000000) -> 0", "the recorded calls are the evidence"
 
 

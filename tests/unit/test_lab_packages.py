@@ -112,7 +112,7 @@ LAB_UNRESOLVED = {
     "command": "virtiofsd.py: the C daemon, built by translate() from C_DAEMON (/usr/lib/qemu/virtiofsd)",
     "path": "virtiofsd.py: the virtiofsd candidates looked up by name (virtiofsd, in SERVED_BY)",
     "name": "prereqs.packages_for_missing's lookup of the names its callers give (entries of the table)",
-    "str(executable)": "Allure 3's command line, installed from npm, a node script",
+    "*command": "report/allure_html.py: node and Allure 3's cli.js, both installed from npm into the cache",
 }
 
 

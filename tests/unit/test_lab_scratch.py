@@ -31,4 +31,4 @@ def test_empty_scratch_leaves_nothing(tmp_path: Path) -> None:
 def test_allure_goes_to_scratch_and_json_lines_to_the_share() -> None:
     # The JSON lines must be on the share as each check ends: they are what an interrupted run keeps.
     assert "--rdma-json={results}/results.json" in LAB_REPORTS
-    assert "--alluredir={scratch}/allure" in LAB_REPORTS
+    assert "--rdma-allure={scratch}/allure" in LAB_REPORTS

@@ -1,8 +1,7 @@
-"""Our JUnit file (--rdma-junit) for CI dashboards, what allure-pytest writes for the lab, and no file unasked."""
+"""Our JUnit file (--rdma-junit) from a run of the demo project, its path by ini and env, and no file unasked."""
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -22,13 +21,8 @@ def test_one_testsuite_per_device_and_a_testcase_per_check(pytester: pytest.Pyte
     expect = make_project(pytester)  # the deviations are waived
     pytester.runpytest_subprocess("-n", "2", "--rdma-expectations", str(expect), "--rdma-junit", "out/j.xml")
     root = ET.parse(pytester.path / "out" / "j.xml").getroot()
-    assert (root.tag, root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
-        "testsuites",
-        "10",
-        "0",
-        "0",
-        "6",
-    )
+    # junit-10.xsd gives <testsuites> no skipped count: each <testsuite> has one.
+    assert (root.tag, root.get("tests"), root.get("failures"), root.get("errors")) == ("testsuites", "10", "0", "0")
     found = suites(pytester.path / "out" / "j.xml")
     assert sorted(found) == ["rxe0 (rxe)", "siw0 (siw)"]
     siw = found["siw0 (siw)"]
@@ -50,7 +44,7 @@ def test_one_testsuite_per_device_and_a_testcase_per_check(pytester: pytest.Pyte
         "keeps-promise",
         "waived",
     )
-    assert (props["source"], props["layer"], props["stable_id"]) == (
+    assert (props["source"], props["decided_by"], props["stable_id"]) == (
         "ibv_demo(3) RETURN VALUE",
         "provider",
         "test_ibv_demo[keeps-promise-deviant]",
@@ -78,25 +72,6 @@ def test_the_junit_path_from_the_ini_file_and_the_environment(
     pytester.makeini("[pytest]\nrdma_catalogue_extra = rdma_demo:VERBS\n")
     pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and conforming")
     assert (pytester.path / "from-env.xml").exists()
-
-
-def test_allure_pytest_records_the_deviation_for_the_lab(pytester: pytest.Pytester) -> None:
-    # The lab passes --alluredir and builds the HTML report from it (report/allure_html.py).
-    expect = make_project(pytester, waivers={})
-    pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "--alluredir", "allure")
-    results = {}
-    for path in (pytester.path / "allure").glob("*-result.json"):
-        data = json.loads(path.read_text())
-        results[data["name"]] = data
-    assert len(results) == 10
-    deviant = results["test_ibv_demo[siw0-keeps-promise-deviant]"]
-    assert deviant["status"] == "failed"
-    assert "expected: refused with EINVAL\nobserved: ibv_demo succeeded -> 0" in deviant["statusDetails"]["message"]
-    unreached = results["test_ibv_demo[rxe0-keeps-promise-unreached]"]
-    assert unreached["status"] == "skipped"
-    assert unreached["statusDetails"]["message"] == (
-        "Skipped: not exercised: could not reach RTS: ibv_modify_qp RTR>RTS failed (errno EINVAL)"
-    )
 
 
 def test_no_reporter_files_unless_asked(pytester: pytest.Pytester) -> None:

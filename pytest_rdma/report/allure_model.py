@@ -1,0 +1,313 @@
+"""One check's record as an Allure result: a statement about a driver that reads without the code.
+
+Pure: a record (record.py) in, an Allure result (the JSON of `<uuid>-result.json`, Allure's
+results format) and its attachments out; allure_writer.py writes them. What each part holds:
+
+- name: the claim in words plus the case ("a step missing one required attribute fails ...
+  [RC RESET>INIT without STATE]"); description: what the man page says (its section, cited and
+  linked), what was done on which device, and what was observed;
+- status: conforms -> passed, deviates -> failed, crash / timeout / error -> broken,
+  unsupported / not exercised -> skipped; a waived deviation is failed and *known*, which Allure
+  3 shows as an accepted failure and its quality gate ignores;
+- labels: driver > verb > claim as Allure's suites (the report's tree), and driver, device,
+  verb, claim, qp_type, outcome, decided_by, transport for filters, categories and environments;
+- links: the man page on man7.org (page and section), every other cited source, the waiver's link;
+- parameters: the case's axes by name, the case and the device: readable values, never reprs;
+- steps: every verb call the check made, with its arguments and result, grouped by phase; the
+  decisive call of a deviation is the failed step;
+- attachments: a deviation's C and Python reproducers, the kernel log a check provoked.
+
+Identity: the test case is the stable id (the same for every device, so history follows a
+check across runs); the device is a parameter, so one check on two devices is two results,
+never a retry of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_rdma.outcomes import (
+    CONFORMS,
+    CRASH,
+    DEVIATES,
+    ERROR,
+    NOT_EXERCISED,
+    TIMEOUT,
+    UNSUPPORTED,
+    WAIVED,
+)
+from pytest_rdma.report import links
+from pytest_rdma.report.redact import redact
+
+STATUS = {CONFORMS: "passed", DEVIATES: "failed", WAIVED: "failed", CRASH: "broken", TIMEOUT: "broken",
+          ERROR: "broken", UNSUPPORTED: "skipped", NOT_EXERCISED: "skipped"}
+NO_DEVICE = "no device"
+STEP_LINE = re.compile(r"^\[(?P<index>-?\d+)\] (?P<phase>\w+): (?P<text>.*)$", re.S)
+TEXT_LIMIT = 4000
+
+
+@dataclass
+class Attachment:
+    name: str
+    extension: str  # the file's extension, e.g. "c"
+    content: bytes
+    mime: str = "text/plain"
+
+
+@dataclass
+class Converted:
+    result: dict[str, Any]
+    attachments: dict[str, Attachment] = field(default_factory=dict)  # file name -> attachment
+
+
+def digest(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8")).hexdigest()  # an id, not a secret
+
+
+def case_words(record: Mapping[str, Any]) -> str:
+    """The case as words: its axes by name where they say everything the variant says, else the variant."""
+    params = {name: value for name, value in (record.get("params") or {}).items() if str(value)}
+    variant = str(record.get("variant") or "")
+    tokens = [token for token in variant.split("-") if token]
+    values = {token for value in params.values() for token in str(value).split("-")}
+    if params and all(token in values for token in tokens):
+        return ", ".join(f"{name} {value}" for name, value in params.items())
+    return " ".join(tokens)
+
+
+def title(record: Mapping[str, Any]) -> str:
+    claim = str(record.get("claim_text") or "")
+    if not claim:
+        return str(record.get("title") or record.get("stable_id") or record.get("nodeid") or "?")
+    words = case_words(record)
+    return f"{claim} [{words}]" if words else claim
+
+
+def driver_of(record: Mapping[str, Any]) -> str:
+    return str(record.get("driver") or NO_DEVICE)
+
+
+def qp_type(record: Mapping[str, Any]) -> str:
+    return str((record.get("params") or {}).get("qp_type") or "")
+
+
+def citation(record: Mapping[str, Any]) -> str:
+    """The section the check's claim rests on (a deviation's own source when it names another page's)."""
+    own = str(record.get("deviation_ref") or "")
+    return links.once(own or str(record.get("ref") or ""))
+
+
+def source_links(record: Mapping[str, Any]) -> list[links.Link]:
+    identity = record.get("identity") or {}
+    kernel = str(identity.get("kernel") or "")
+    found = links.links(record.get("sources") or (), kernel)
+    names = {link.name for link in found}
+    deviation_ref = str(record.get("deviation_ref") or "")
+    if deviation_ref and links.once(deviation_ref) not in names:
+        found.append(links.text_link(deviation_ref, "man"))
+    return found
+
+
+def status_message(record: Mapping[str, Any]) -> str:
+    """The one text Allure shows under the result's name, and its categories match."""
+    outcome = record["outcome"]
+    reason = str(record.get("reason") or "")
+    expected, observed = str(record.get("expected") or ""), str(record.get("observed") or "")
+    waiver = record.get("waiver") or {}
+    if outcome == DEVIATES:
+        text = f"deviates from {citation(record)}: expected {expected}; observed {observed}"
+        if waiver.get("status") == "mismatch":
+            text += f" (a waiver exists for another observation: {reason})"
+        return text
+    if outcome == WAIVED:
+        return (f"waived: {waiver.get('reason') or reason.removeprefix('waived: ')} ({waiver.get('link', '')}); "
+                f"expected {expected}; observed {observed}")
+    if outcome == UNSUPPORTED:
+        return f"unsupported: {reason}" + (" (blocked: no check of this kind can run here)"
+                                           if record.get("blocked") else "")
+    if outcome == NOT_EXERCISED:
+        return f"not exercised: {reason}"
+    if outcome == CONFORMS:
+        if waiver.get("status") == "fixed":
+            return f"conforms: the waiver {waiver.get('file', '')}:{waiver.get('line', '')} is no longer needed"
+        return ""
+    return f"{outcome}: {reason}"
+
+
+def description(record: Mapping[str, Any], has_reproducer: bool, quote: str = "") -> str:
+    """Markdown: what the page says (quoted from the installed page where it could be), what was done, what
+    was observed."""
+    lines: list[str] = []
+    cited = links.once(str(record.get("ref") or ""))  # the section the claim paraphrases
+    link = links.text_link(cited)
+    where = f"[{cited}]({link.url})" if link.url else cited
+    if record.get("claim_text") and quote:
+        lines += [f"**What the man page says** ({where}):", "", f"> {quote}", "",
+                  f"**The claim checked, in our words:** {record['claim_text']}", ""]
+    elif record.get("claim_text"):
+        lines += [f"**What the man page says** ({where}, in our words):", "", f"> {record['claim_text']}", ""]
+    others = [link for link in source_links(record) if link.name != cited]
+    if others:
+        shown = "; ".join(f"[{link.name}]({link.url})" if link.url else link.name for link in others)
+        lines += [f"**Also cited:** {shown}", ""]
+    identity = record.get("identity") or {}
+    device = record.get("device") or ""
+    on = f"{device} (driver {record.get('driver')}, {identity.get('transport', '')})" if device else "no device"
+    params = ", ".join(f"{name} = {value}" for name, value in (record.get("params") or {}).items() if str(value))
+    calls = [line for line in record.get("steps") or () if ": " in line]
+    lines.append(f"**What was done:** on {on}, case `{record.get('variant') or record.get('case_id') or '-'}`"
+                 + (f" ({params})" if params else "")
+                 + (f": {len(calls)} verb calls, each a step below." if calls else "."))
+    if record.get("decided_by"):
+        who = {"provider": "the provider", "kernel": "the kernel"}.get(record["decided_by"], record["decided_by"])
+        lines.append(f"The outcome was decided by {who}"
+                     + (f" ({', '.join(record['routes'])})." if record.get("routes") else "."))
+    lines.append("")
+    lines += observed_lines(record, has_reproducer)
+    return redact("\n".join(lines)).strip() + "\n"
+
+
+def observed_lines(record: Mapping[str, Any], has_reproducer: bool) -> list[str]:
+    outcome = record["outcome"]
+    lines = [f"**What was observed:** {outcome}."]
+    if record.get("expected") or record.get("observed"):
+        lines += ["", f"- expected: {record.get('expected', '')}", f"- observed: {record.get('observed', '')}"]
+        lines += [f"- {key}: {value}" for key, value in (record.get("details") or {}).items()]
+    elif record.get("reason"):
+        lines += ["", f"- {record['reason']}"]
+    waiver = record.get("waiver") or {}
+    if waiver:
+        link = links.text_link(str(waiver.get("link") or ""))
+        shown = f"[{link.name}]({link.url})" if link.url else link.name
+        lines += ["", f"**Waiver** ({waiver.get('status')}, {waiver.get('file')}:{waiver.get('line')}): "
+                      f"{waiver.get('reason', '')} ({shown})"]
+    if has_reproducer:
+        reproducer = record.get("reproducer") or {}
+        lines += ["", f"**Reproducers** (attached): `{reproducer.get('c', '')}` (C: gcc FILE -libverbs), "
+                      f"`{reproducer.get('python', '')}` (Python)."]
+    elif record.get("rerun"):
+        lines += ["", f"**Rerun:** `{record['rerun']}`"]
+    for name in ("leak", "kernel_log"):
+        if record.get(name):
+            lines += ["", f"**Guard finding ({name}):** {json.dumps(record[name], sort_keys=True)[:1000]}"]
+    return lines
+
+
+def labels(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    identity = record.get("identity") or {}
+    driver = driver_of(record)
+    verb = str(record.get("verb") or record.get("test") or "")
+    claim = str(record.get("claim") or record.get("stable_id") or "")
+    pairs = [("parentSuite", driver), ("suite", verb), ("subSuite", claim),
+             ("driver", driver), ("device", str(record.get("device") or NO_DEVICE)), ("verb", verb),
+             ("claim", claim), ("qp_type", qp_type(record)), ("outcome", record["outcome"]),
+             ("decided_by", str(record.get("decided_by") or record.get("layer") or "")),
+             ("transport", str(identity.get("transport") or "")), ("framework", "pytest-rdma")]
+    waiver = record.get("waiver") or {}
+    if waiver.get("status"):
+        pairs.append(("waiver", str(waiver["status"])))
+    if record["outcome"] == WAIVED and waiver:
+        pairs.append(("known_issue", f"{waiver.get('reason', '')} ({links.once(str(waiver.get('link', '')))})"))
+    return [{"name": name, "value": value} for name, value in pairs if value]
+
+
+def result_links(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    found = [link for link in source_links(record) if link.url]
+    waiver = record.get("waiver") or {}
+    if waiver.get("link"):
+        link = links.text_link(str(waiver["link"]))
+        if link.url and all(link.url != other.url for other in found):
+            found.append(links.Link(f"waiver: {link.name}", link.url, "issue" if link.kind == "issue" else "link"))
+    return [{"name": link.name, "url": link.url, "type": "issue" if link.kind == "issue" else "link"}
+            for link in found]
+
+
+def parameters(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    params = [{"name": str(name), "value": str(value)} for name, value in (record.get("params") or {}).items()
+              if str(value)]
+    if record.get("variant"):
+        params.append({"name": "case", "value": str(record["variant"])})
+    params.append({"name": "device", "value": str(record.get("device") or NO_DEVICE)})
+    return params
+
+
+def steps(record: Mapping[str, Any], start: int, stop: int) -> list[dict[str, Any]]:
+    """The recorded verb calls as steps, under one step per phase (setup, call, teardown)."""
+    decisive = record.get("decisive_call")
+    failed_teardown = set(record.get("teardown_failures") or ())
+    phases: dict[str, list[dict[str, Any]]] = {}
+    for line in record.get("steps") or ():
+        found = STEP_LINE.match(line)
+        if found is None:
+            continue
+        text = redact(found.group("text"))
+        status = "passed"
+        if record["outcome"] in (DEVIATES, WAIVED) and decisive is not None and int(found.group("index")) == decisive:
+            status = "failed"
+        elif found.group("phase") == "teardown" and found.group("text") in failed_teardown:
+            status = "broken"
+        phases.setdefault(found.group("phase"), []).append(
+            {"name": text, "status": status, "stage": "finished", "start": start, "stop": stop})
+    out = []
+    for phase, calls in phases.items():
+        worst = "failed" if any(c["status"] == "failed" for c in calls) else (
+            "broken" if any(c["status"] == "broken" for c in calls) else "passed")
+        out.append({"name": f"{phase}: {len(calls)} verb call{'s' if len(calls) != 1 else ''}", "status": worst,
+                    "stage": "finished", "start": start, "stop": stop, "steps": calls})
+    return out
+
+
+def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "", quote: str = "") -> Converted:
+    """The Allure result of `record` and its attachments (file names under the results directory).
+
+    `python_text` is the Python reproducer's text; `quote` the cited section's own words (manpages.py).
+    """
+    outcome = record["outcome"]
+    result_uuid = str(uuid.uuid4())
+    duration_ms = int(float(record.get("duration") or 0) * 1000)
+    start = stop_ms - duration_ms
+    reproducer = record.get("reproducer") or {}
+    attachments: dict[str, Attachment] = {}
+    if reproducer.get("c_text"):
+        attachments[f"{result_uuid}-c-attachment.c"] = Attachment(
+            f"reproducer (C): {reproducer.get('c', '')}", "c", str(reproducer["c_text"]).encode())
+    if python_text:
+        attachments[f"{result_uuid}-py-attachment.py"] = Attachment(
+            f"reproducer (Python): {reproducer.get('python', '')}", "py", python_text.encode())
+    kernel_log = record.get("kernel_log") or {}
+    if kernel_log.get("lines"):
+        attachments[f"{result_uuid}-kmsg-attachment.txt"] = Attachment(
+            "kernel log", "txt", "\n".join(kernel_log["lines"]).encode())
+    message = status_message(record)
+    trace = str(record.get("message") or "")
+    stable_id = str(record.get("stable_id") or record.get("nodeid") or "")
+    # A check of the catalogue is its stable id on every device; a test of the user's own is its node id
+    # (its stable id is the function's name, the same for each of its parameter sets).
+    case_key = stable_id if record.get("case_id") else str(record.get("nodeid") or stable_id)
+    device = str(record.get("device") or NO_DEVICE)
+    result: dict[str, Any] = {
+        "uuid": result_uuid,
+        "testCaseId": digest(case_key),
+        "historyId": digest(f"{case_key}|{driver_of(record)}|{device}"),
+        "fullName": f"{driver_of(record)}.{record.get('verb') or record.get('test') or ''}: {stable_id} on {device}",
+        "name": redact(title(record)),
+        "description": description(record, bool(reproducer.get("c_text") or python_text), quote),
+        "status": STATUS.get(outcome, "unknown"),
+        "statusDetails": {"message": redact(message)[:TEXT_LIMIT], "trace": redact(trace)[-TEXT_LIMIT:],
+                          "known": outcome == WAIVED},
+        "stage": "finished",
+        "start": start,
+        "stop": stop_ms,
+        "labels": labels(record),
+        "links": result_links(record),
+        "parameters": parameters(record),
+        "steps": steps(record, start, stop_ms),
+        "attachments": [{"name": a.name, "source": name, "type": a.mime} for name, a in attachments.items()],
+    }
+    return Converted(result, attachments)

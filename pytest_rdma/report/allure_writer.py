@@ -1,0 +1,105 @@
+"""Allure results written from the records, by the one process that writes results: --rdma-allure DIR.
+
+Under xdist every record reaches the controller (results.py), so one writer there writes every
+result once, a crashed worker's check included. Each result is written as its record arrives
+(`<uuid>-result.json`, plus its attachments), so an interrupted run keeps the finished checks.
+At the start the writer removes the results an earlier run left in DIR: Allure takes two
+results of one check as a retry. It also writes `pytest-rdma-environment.json`: each device's
+identity (driver, node type, transport, firmware, vendor and part, kernel, rdma-core), which
+`pytest-rdma report` turns into one Allure environment per driver (allure_config.py). Each result
+quotes its cited section from the man page where it is installed here (manpages.py).
+
+A check that uses no device (its API family has no provider here) is counted under the run's
+device when the run tested one device, as the lab's per-device runs do: its result says that
+this driver's run could not check it, and two runs never give one check twice in one environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rdma.report.allure_config import ENVIRONMENT_FILE
+from pytest_rdma.report.allure_model import convert
+from pytest_rdma.report.manpages import passage
+from pytest_rdma.report.results import Results
+
+# What Allure reads from a results directory and an earlier run may have left there (a killed one, its
+# half-written temporary files too).
+STALE = ("*-result.json", "*-container.json", "*-attachment*", ENVIRONMENT_FILE, "environment.properties",
+         "categories.json", "executor.json", ".*.tmp*")
+
+
+def clear(directory: Path) -> None:
+    for pattern in STALE:
+        for path in directory.glob(pattern):
+            if path.is_file():
+                path.unlink()
+
+
+def write_json(path: Path, data: Any) -> None:
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    temporary.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    temporary.replace(path)
+
+
+class AllureWriter:
+    def __init__(self, directory: Path, results: Results, reproducers: Path) -> None:
+        self.directory = directory
+        self.results = results
+        self.reproducers = reproducers
+        self._deferred: list[dict[str, Any]] = []  # records without a device, until the run's devices are known
+        self._devices: dict[str, dict[str, Any]] = {}
+        results.sinks.append(self.append)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        clear(self.directory)
+
+    def append(self, record: dict[str, Any]) -> None:
+        if not record.get("device"):
+            self._deferred.append(record)
+            return
+        identity = record.get("identity") or self.results.identities.get(record["device"])
+        if identity and record["device"] not in self._devices:
+            self._devices[record["device"]] = dict(identity)
+            write_json(self.directory / ENVIRONMENT_FILE, self.environment())
+        self.write(record)
+
+    def environment(self) -> dict[str, Any]:
+        return {"schema_version": 1, "devices": self._devices}
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        _, quote = passage(str(record.get("ref") or ""), str(record.get("claim_text") or ""))
+        converted = convert(record, stop_ms=int(time.time() * 1000), python_text=self.python_text(record), quote=quote)
+        for name, attachment in converted.attachments.items():
+            (self.directory / name).write_bytes(attachment.content)
+        write_json(self.directory / f"{converted.result['uuid']}-result.json", converted.result)
+
+    def python_text(self, record: Mapping[str, Any]) -> str:
+        """The Python reproducer, written by the process that ran the check, on this machine's disk."""
+        relative = (record.get("reproducer") or {}).get("python")
+        if not relative:
+            return ""
+        try:
+            return (self.reproducers / relative).read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.results.finish_pending()
+        only = next(iter(self._devices.items())) if len(self._devices) == 1 else None
+        for record in self._deferred:
+            if only is not None:
+                record = {**record, "driver": only[1].get("driver", "")}
+            self.write(record)
+        self._deferred.clear()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_json(self.directory / ENVIRONMENT_FILE, self.environment())
