@@ -18,8 +18,9 @@ import sys
 import time
 from collections.abc import Iterable
 
-from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.checks.registry import KINDS, Case, known_kinds
+
+from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.outcomes import Blocked, Deviation, Unsupported
 
 
@@ -61,8 +62,14 @@ def run_cases(device: str, cases: list[Case], port: int = 1, gid_index: int = 0)
     for outcome in outcomes.values():
         key = "error" if outcome.startswith("error") else outcome
         tally[key] = tally.get(key, 0) + 1
-    return {"device": device, "cases": len(cases), "loop_s": loop_s, "loop_start": started,
-            "outcomes": tally, "ids": list(outcomes)}
+    return {
+        "device": device,
+        "cases": len(cases),
+        "loop_s": loop_s,
+        "loop_start": started,
+        "outcomes": tally,
+        "ids": list(outcomes),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,15 +35,21 @@ def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> d
     print(f"bench: === {name}: {' '.join(step['argv'][1:])}", flush=True)
     log = None if step.get("console") else (steps_dir / f"{name}.log").open("w")
     started = time.monotonic()
-    code = subprocess.run(step["argv"], cwd=step.get("cwd"), env=env, stdout=log, stderr=subprocess.STDOUT if log
-                          else None, check=False).returncode
+    code = subprocess.run(
+        step["argv"], cwd=step.get("cwd"), env=env, stdout=log, stderr=subprocess.STDOUT if log else None, check=False
+    ).returncode
     if step.get("scratch"):
         guest.keep_scratch(*map(Path, step["scratch"]))  # part of the run's cost, as in the lab
     ended = time.monotonic()
     if log is not None:
         log.close()
-    record: dict[str, Any] = {"name": name, "start": started, "end": ended, "wall_s": ended - started,
-                              "exit_code": code}
+    record: dict[str, Any] = {
+        "name": name,
+        "start": started,
+        "end": ended,
+        "wall_s": ended - started,
+        "exit_code": code,
+    }
     if timing.exists():
         record["pytest"] = json.loads(timing.read_text())
     if step.get("json_out") and Path(step["json_out"]).exists():
@@ -62,8 +68,11 @@ def main(plan_path: str) -> int:
     if problem:
         print(f"bench: device setup failed: {problem}\n{guest._kernel_tail()}", flush=True)
         return guest.EXIT_DEVICE_FAILED
-    print(f"bench: {', '.join(plan['devices'])} ready at guest uptime {begin['devices_ready_uptime']:.1f} s "
-          f"(setup {begin['devices_ready'] - begin['runner_start']:.1f} s)", flush=True)
+    print(
+        f"bench: {', '.join(plan['devices'])} ready at guest uptime {begin['devices_ready_uptime']:.1f} s "
+        f"(setup {begin['devices_ready'] - begin['runner_start']:.1f} s)",
+        flush=True,
+    )
     # As the lab's runner: kernel faults fail their check in the lab.
     base_env = dict(os.environ)
     base_env.setdefault("PYTEST_RDMA_KERNEL_LOG", "fail")
@@ -78,8 +87,7 @@ def main(plan_path: str) -> int:
             # pytest's 1 (a deviation found) and 5 (nothing selected) are results, not failures.
             if record["exit_code"] not in (0, 1, 5):
                 worst = worst or record["exit_code"]
-        handle.write(json.dumps({"name": "end", "end": time.monotonic(),
-                                 "end_uptime": guest._uptime()}) + "\n")
+        handle.write(json.dumps({"name": "end", "end": time.monotonic(), "end_uptime": guest._uptime()}) + "\n")
     return worst
 
 

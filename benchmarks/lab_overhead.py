@@ -73,8 +73,11 @@ def other_vms(mine: str = "") -> list[str]:
     not on QEMU's command line.
     """
     found = subprocess.run(["pgrep", "-a", "qemu-system"], capture_output=True, text=True, check=False).stdout
-    return [line for line in found.splitlines() if line.strip() and not (mine and mine in line)
-            and not _descends_from_us(int(line.split()[0]))]
+    return [
+        line
+        for line in found.splitlines()
+        if line.strip() and not (mine and mine in line) and not _descends_from_us(int(line.split()[0]))
+    ]
 
 
 def wait_for_idle(log: Any = print) -> dict[str, Any]:
@@ -83,8 +86,12 @@ def wait_for_idle(log: Any = print) -> dict[str, Any]:
     while other_vms() and time.monotonic() - started < IDLE_LIMIT_S:
         log(f"bench: {len(other_vms())} other VM(s) running; waiting (poll every {IDLE_POLL_S} s)")
         time.sleep(IDLE_POLL_S)
-    return {"vms_at_start": busy_at_start, "waited_s": round(time.monotonic() - started, 1),
-            "vms_when_starting": len(other_vms()), "loadavg_when_starting": os.getloadavg()}
+    return {
+        "vms_at_start": busy_at_start,
+        "waited_s": round(time.monotonic() - started, 1),
+        "vms_when_starting": len(other_vms()),
+        "loadavg_when_starting": os.getloadavg(),
+    }
 
 
 class BusyWatch(threading.Thread):
@@ -103,15 +110,26 @@ class BusyWatch(threading.Thread):
 
     def summary(self) -> dict[str, Any]:
         counts = [n for _, n in self.samples]
-        return {"samples": len(counts), "max_other_vms": max(counts, default=0),
-                "share_busy": round(len([n for n in counts if n]) / len(counts), 2) if counts else 0.0,
-                "busy_at": [t for t, n in self.samples if n]}
+        return {
+            "samples": len(counts),
+            "max_other_vms": max(counts, default=0),
+            "share_busy": round(len([n for n in counts if n]) / len(counts), 2) if counts else 0.0,
+            "busy_at": [t for t, n in self.samples if n],
+        }
 
 
 # -- the plan --------------------------------------------------------------------------------
-def pytest_step(name: str, device: str, selection: list[str], reports: Path | None, extra: list[str] = (),
-                *, profile: Path | None = None, console: bool = False, env: dict[str, str] | None = None,
-                ) -> dict[str, Any]:
+def pytest_step(
+    name: str,
+    device: str,
+    selection: list[str],
+    reports: Path | None,
+    extra: list[str] = (),
+    *,
+    profile: Path | None = None,
+    console: bool = False,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     argv = [sys.executable]
     if profile is not None:
         argv += ["-m", "cProfile", "-o", str(profile)]
@@ -119,12 +137,20 @@ def pytest_step(name: str, device: str, selection: list[str], reports: Path | No
     scratch = f"/tmp/bench-scratch/{name}"  # the VM's tmpfs, as the lab's runner uses it
     if reports is not None:
         # Exactly the lab's reporters (pytest_rdma.lab.guest and cli.LAB_REPORTS).
-        argv += [f"--junitxml={reports / 'junit.xml'}",
-                 *(arg.replace("{results}", str(reports)).replace("{scratch}", scratch) for arg in LAB_REPORTS)]
+        argv += [
+            f"--junitxml={reports / 'junit.xml'}",
+            *(arg.replace("{results}", str(reports)).replace("{scratch}", scratch) for arg in LAB_REPORTS),
+        ]
     argv += [*extra, *selection]
-    return {"name": name, "argv": argv, "cwd": str(REPO), "console": console, "env": env or {},
-            "mkdirs": [str(reports), scratch] if reports else [],
-            "scratch": [scratch, str(reports)] if reports else None}
+    return {
+        "name": name,
+        "argv": argv,
+        "cwd": str(REPO),
+        "console": console,
+        "env": env or {},
+        "mkdirs": [str(reports), scratch] if reports else [],
+        "scratch": [scratch, str(reports)] if reports else None,
+    }
 
 
 def bare_step(name: str, device: str, out: Path, profile: Path | None = None) -> dict[str, Any]:
@@ -141,29 +167,43 @@ def plan_steps(results: Path, repeat: int, profile: bool) -> list[dict[str, Any]
     # As the lab's runner: the first test of the first run is marked for the host's cold-start clock.
     lab_env = {"PYTEST_RDMA_LAB_MARKS": str(results)}
     # With the lab's default crash isolation (one xdist worker), as `pytest-rdma lab` runs.
-    steps = [pytest_step(f"lab-{dev}", dev, suite, results / "lab" / dev, list(guest.CRASH_ISOLATION),
-                         console=True, env=lab_env)
-             for dev in ("rxe0", "siw0")]
-    steps += [pytest_step(f"suite-n{n}", "rxe0", suite, results / "xdist" / f"n{n}", ["-n", str(n)])
-              for n in (0, 2)]
+    steps = [
+        pytest_step(
+            f"lab-{dev}", dev, suite, results / "lab" / dev, list(guest.CRASH_ISOLATION), console=True, env=lab_env
+        )
+        for dev in ("rxe0", "siw0")
+    ]
+    steps += [pytest_step(f"suite-n{n}", "rxe0", suite, results / "xdist" / f"n{n}", ["-n", str(n)]) for n in (0, 2)]
     for index in range(1, repeat + 1):
-        steps.append(pytest_step(f"checks-{index}", "rxe0", CHECKS, results / "overhead" / f"checks-{index}",
-                                 ["-n", "0"]))
+        steps.append(
+            pytest_step(f"checks-{index}", "rxe0", CHECKS, results / "overhead" / f"checks-{index}", ["-n", "0"])
+        )
         steps.append(bare_step(f"bare-{index}", "rxe0", results / "overhead" / f"bare-{index}.json"))
     steps += [
         pytest_step("checks-noreports", "rxe0", CHECKS, None, ["-n", "0"]),
-        pytest_step("checks-noreports-noguards", "rxe0", CHECKS, None,
-                    ["-n", "0", "--rdma-leaks=off", "--rdma-kernel-log=off"]),
+        pytest_step(
+            "checks-noreports-noguards", "rxe0", CHECKS, None, ["-n", "0", "--rdma-leaks=off", "--rdma-kernel-log=off"]
+        ),
     ]
     for types, expression in QP_TYPE_SETS.items():
-        steps.append(pytest_step(f"scale-{types}", "rxe0", CHECKS, results / "scale" / str(types),
-                                 ["-n", "0", "-k", expression]))
+        steps.append(
+            pytest_step(f"scale-{types}", "rxe0", CHECKS, results / "scale" / str(types), ["-n", "0", "-k", expression])
+        )
     if profile:
         (results / "profile").mkdir(parents=True, exist_ok=True)
-        steps.append(bare_step("profile-bare", "rxe0", results / "profile" / "bare.json",
-                               results / "profile" / "bare.prof"))
-        steps.append(pytest_step("profile-checks", "rxe0", CHECKS, results / "profile" / "checks", ["-n", "0"],
-                                 profile=results / "profile" / "checks.prof"))
+        steps.append(
+            bare_step("profile-bare", "rxe0", results / "profile" / "bare.json", results / "profile" / "bare.prof")
+        )
+        steps.append(
+            pytest_step(
+                "profile-checks",
+                "rxe0",
+                CHECKS,
+                results / "profile" / "checks",
+                ["-n", "0"],
+                profile=results / "profile" / "checks.prof",
+            )
+        )
     return steps
 
 
@@ -232,14 +272,20 @@ def _area(file: str, name: str) -> str:
         if "posix" in name or "io." in name or "_io" in name or "select" in name or "socket" in name:
             return "system calls (files, netlink, kmsg)"
         return "other built-ins"
-    for marker, area in (("/pytest_rdma/checks/", "pytest_rdma checks (the checks' own Python)"),
-                         ("/pytest_rdma/provider/", "pytest_rdma provider (device, resources)"),
-                         ("/pytest_rdma/guard/", "pytest_rdma guards"),
-                         ("/pytest_rdma/report/", "pytest_rdma reporters"),
-                         ("/pytest_rdma/", "pytest_rdma (plugin, catalogue, generation)"),
-                         ("/allure", "allure-pytest"), ("/_pytest/", "pytest"), ("/pluggy/", "pluggy"),
-                         ("/xdist/", "pytest-xdist"), ("/benchmarks/", "benchmark"),
-                         ("<frozen importlib", "imports"), ("/python3", "Python stdlib")):
+    for marker, area in (
+        ("/pytest_rdma/checks/", "pytest_rdma checks (the checks' own Python)"),
+        ("/pytest_rdma/provider/", "pytest_rdma provider (device, resources)"),
+        ("/pytest_rdma/guard/", "pytest_rdma guards"),
+        ("/pytest_rdma/report/", "pytest_rdma reporters"),
+        ("/pytest_rdma/", "pytest_rdma (plugin, catalogue, generation)"),
+        ("/allure", "allure-pytest"),
+        ("/_pytest/", "pytest"),
+        ("/pluggy/", "pluggy"),
+        ("/xdist/", "pytest-xdist"),
+        ("/benchmarks/", "benchmark"),
+        ("<frozen importlib", "imports"),
+        ("/python3", "Python stdlib"),
+    ):
         if marker in file:
             return area
     return "other"
@@ -248,8 +294,10 @@ def _area(file: str, name: str) -> str:
 def top_functions(profile: Path, count: int = 12) -> list[str]:
     stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
     rows = sorted(stats.items(), key=lambda item: -item[1][2])[:count]
-    return [f"{tt:7.3f} s own, {nc:6d} calls  {_where(file, line, name)}"
-            for (file, line, name), (_cc, nc, tt, *_rest) in rows]
+    return [
+        f"{tt:7.3f} s own, {nc:6d} calls  {_where(file, line, name)}"
+        for (file, line, name), (_cc, nc, tt, *_rest) in rows
+    ]
 
 
 def _where(file: str, line: int, name: str) -> str:
@@ -269,15 +317,21 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
     out: list[str] = []
     figures: dict[str, Any] = {"machine": {"before": busy, "during": watch, "cpus": os.cpu_count()}}
     say = out.append
-    busy_note = ("idle (no other VM" + (f" after waiting {busy['waited_s']:.0f} s" if busy["waited_s"] else "")
-                 + f"; load {busy['loadavg_when_starting'][0]:.2f})")
+    busy_note = (
+        "idle (no other VM"
+        + (f" after waiting {busy['waited_s']:.0f} s" if busy["waited_s"] else "")
+        + f"; load {busy['loadavg_when_starting'][0]:.2f})"
+    )
     if busy["vms_when_starting"]:
         busy_note = f"BUSY: {busy['vms_when_starting']} other VM(s) running at start (waited the 15 min limit)"
     if watch["max_other_vms"]:
-        busy_note += (f"; BUSY during the run: other VMs in {watch['share_busy']:.0%} of samples "
-                      f"(up to {watch['max_other_vms']})")
-    say(f"pytest-rdma benchmark (issue 6), one lab VM boot ({timing.get('accel', '?').upper()}), "
-        f"{os.cpu_count()} host cores; machine: {busy_note}")
+        busy_note += (
+            f"; BUSY during the run: other VMs in {watch['share_busy']:.0%} of samples (up to {watch['max_other_vms']})"
+        )
+    say(
+        f"pytest-rdma benchmark (issue 6), one lab VM boot ({timing.get('accel', '?').upper()}), "
+        f"{os.cpu_count()} host cores; machine: {busy_note}"
+    )
     overlapped = busy_steps(steps, timing, watch.get("busy_at", []))
     figures["machine"]["busy_steps"] = overlapped
     if overlapped:
@@ -287,41 +341,64 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
 
     # (1) overhead
     say("\n(1) Overhead: generated ibv_modify_qp + ibv_create_qp_ex checks on rxe0")
-    pairs = [(steps[f"checks-{i}"], steps[f"bare-{i}"]) for i in range(1, 100)
-             if f"checks-{i}" in steps and f"bare-{i}" in steps]
+    pairs = [
+        (steps[f"checks-{i}"], steps[f"bare-{i}"])
+        for i in range(1, 100)
+        if f"checks-{i}" in steps and f"bare-{i}" in steps
+    ]
     if pairs:
         tests, outcomes = tests_of(pairs[0][0])
         bare = pairs[0][1].get("bare", {})
         same = _same_cases(pairs[0][0], bare)
-        say(f"    pytest: {tests} checks {outcomes}; bare loop: {bare.get('cases')} cases {bare.get('outcomes')}; "
-            f"same cases: {same}")
+        say(
+            f"    pytest: {tests} checks {outcomes}; bare loop: {bare.get('cases')} cases {bare.get('outcomes')}; "
+            f"same cases: {same}"
+        )
         walls = [(phases(c), b["wall_s"], b.get("bare", {}).get("loop_s", float("nan"))) for c, b in pairs]
         for index, (ph, bare_wall, bare_loop) in enumerate(walls, 1):
-            say(f"    run {index}: pytest process {ph['wall']:.2f} s (checks {ph.get('checks', 0):.2f} s) | "
-                f"bare process {bare_wall:.2f} s (loop {bare_loop:.2f} s)")
+            say(
+                f"    run {index}: pytest process {ph['wall']:.2f} s (checks {ph.get('checks', 0):.2f} s) | "
+                f"bare process {bare_wall:.2f} s (loop {bare_loop:.2f} s)"
+            )
         best_pytest = min(ph["wall"] for ph, _, _ in walls)
         best_checks = min(ph.get("checks", float("inf")) for ph, _, _ in walls)
         best_bare = min(w for _, w, _ in walls)
         best_loop = min(loop for _, _, loop in walls)
         end_to_end = best_pytest / best_bare
         in_session = best_checks / best_loop
-        figures["overhead"] = {"end_to_end": end_to_end, "checks_vs_loop": in_session, "runs": walls,
-                               "tests": tests, "outcomes": outcomes, "bare_outcomes": bare.get("outcomes"),
-                               "same_cases": same}
-        say(f"    OVERHEAD end to end (pytest process / bare process, best of {len(walls)}): "
-            f"{best_pytest:.2f} / {best_bare:.2f} = {end_to_end:.2f}x  {_goal(end_to_end, 'overhead')}")
-        say(f"    OVERHEAD of the checks (first check's start to last check's end / the bare loop): "
-            f"{best_checks:.2f} / {best_loop:.2f} = {in_session:.2f}x  {_goal(in_session, 'overhead')}")
+        figures["overhead"] = {
+            "end_to_end": end_to_end,
+            "checks_vs_loop": in_session,
+            "runs": walls,
+            "tests": tests,
+            "outcomes": outcomes,
+            "bare_outcomes": bare.get("outcomes"),
+            "same_cases": same,
+        }
+        say(
+            f"    OVERHEAD end to end (pytest process / bare process, best of {len(walls)}): "
+            f"{best_pytest:.2f} / {best_bare:.2f} = {end_to_end:.2f}x  {_goal(end_to_end, 'overhead')}"
+        )
+        say(
+            f"    OVERHEAD of the checks (first check's start to last check's end / the bare loop): "
+            f"{best_checks:.2f} / {best_loop:.2f} = {in_session:.2f}x  {_goal(in_session, 'overhead')}"
+        )
         first = phases(pairs[0][0])
-        say(f"    the pytest process: {first.get('to_sessionstart', 0):.2f} s to start pytest, "
+        say(
+            f"    the pytest process: {first.get('to_sessionstart', 0):.2f} s to start pytest, "
             f"{first.get('collection', 0):.2f} s collecting, {first.get('to_first_test', 0):.2f} s to the first "
-            f"check, {first.get('checks', 0):.2f} s of checks, {first.get('after_last_test', 0):.2f} s after the last")
-        for name, what in (("checks-noreports", "no reporters (no --junitxml/--rdma-json/--alluredir)"),
-                           ("checks-noreports-noguards", "no reporters, --rdma-leaks=off --rdma-kernel-log=off")):
+            f"check, {first.get('checks', 0):.2f} s of checks, {first.get('after_last_test', 0):.2f} s after the last"
+        )
+        for name, what in (
+            ("checks-noreports", "no reporters (no --junitxml/--rdma-json/--alluredir)"),
+            ("checks-noreports-noguards", "no reporters, --rdma-leaks=off --rdma-kernel-log=off"),
+        ):
             if name in steps:
                 ph = phases(steps[name])
-                say(f"    variant, {what}: process {ph['wall']:.2f} s ({ph['wall'] / best_bare:.2f}x), "
-                    f"checks {ph.get('checks', 0):.2f} s ({ph.get('checks', 0) / best_loop:.2f}x)")
+                say(
+                    f"    variant, {what}: process {ph['wall']:.2f} s ({ph['wall'] / best_bare:.2f}x), "
+                    f"checks {ph.get('checks', 0):.2f} s ({ph.get('checks', 0) / best_loop:.2f}x)"
+                )
                 figures["overhead"][name] = ph
 
     # (2) xdist
@@ -335,9 +412,11 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         say(f"    -n 0: {n0['wall']:.2f} s ({t0} checks {o0}); -n 2: {n2['wall']:.2f} s ({t2} checks {o2})")
         say(f"    SPEEDUP {n0['wall']:.2f} / {n2['wall']:.2f} = {speedup:.2f}x  {_goal(speedup, 'speedup', True)}")
         if "checks" in n0 and "checks" in n2:
-            say(f"    the checks alone (first start to last end): {n0['checks']:.2f} s vs {n2['checks']:.2f} s = "
+            say(
+                f"    the checks alone (first start to last end): {n0['checks']:.2f} s vs {n2['checks']:.2f} s = "
                 f"{n0['checks'] / n2['checks']:.2f}x; before the first check: {n0['to_first_test']:.2f} s vs "
-                f"{n2['to_first_test']:.2f} s (-n 2 starts two workers, each imports and collects)")
+                f"{n2['to_first_test']:.2f} s (-n 2 starts two workers, each imports and collects)"
+            )
 
     # (3) cold start and lab runs
     say("\n(3) The lab: cold start and each device's run")
@@ -355,27 +434,38 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         to_first = first_guest - lab_rxe["start"]
         end_guest = steps.get("end", {}).get("end", lab_rxe["end"]) + to_uptime
         shutdown = (total_host - offset - end_guest) if total_host is not None else 0.0
-        figures["cold_start"] = {"first_test_s": first_host, "host_until_kernel_s": offset,
-                                 "kernel_boot_to_runner_s": runner, "device_setup_s": setup,
-                                 "pytest_start_to_first_test_s": to_first, "shutdown_s": shutdown}
+        figures["cold_start"] = {
+            "first_test_s": first_host,
+            "host_until_kernel_s": offset,
+            "kernel_boot_to_runner_s": runner,
+            "device_setup_s": setup,
+            "pytest_start_to_first_test_s": to_first,
+            "shutdown_s": shutdown,
+        }
         say(f"    COLD START to the first test: {first_host:.1f} s (host clock)  {_goal(first_host, 'cold_start_s')}")
-        say(f"      = host side until the kernel starts {offset:.1f} s (prerequisite checks, vng, QEMU)"
+        say(
+            f"      = host side until the kernel starts {offset:.1f} s (prerequisite checks, vng, QEMU)"
             f" + kernel boot and init until the runner starts {runner:.1f} s"
-            f" + creating rxe0 and siw0 {setup:.1f} s + pytest start to first test {to_first:.1f} s")
+            f" + creating rxe0 and siw0 {setup:.1f} s + pytest start to first test {to_first:.1f} s"
+        )
         lab_end = steps.get("lab-siw0", lab_rxe)["end"] + to_uptime
         whole = offset + lab_end + shutdown
         figures["lab_run_s"] = whole
-        say(f"    the whole lab run (as `pytest-rdma lab`: boot, rxe0, siw0, power off): {whole:.1f} s "
-            f"(host start to the end of the siw0 run, plus the VM's power-off of {shutdown:.1f} s)")
+        say(
+            f"    the whole lab run (as `pytest-rdma lab`: boot, rxe0, siw0, power off): {whole:.1f} s "
+            f"(host start to the end of the siw0 run, plus the VM's power-off of {shutdown:.1f} s)"
+        )
         for dev in ("rxe0", "siw0"):
             step = steps.get(f"lab-{dev}")
             if step:
                 ph = phases(step)
                 tests, outcomes = tests_of(step)
                 figures[f"lab_{dev}"] = {**ph, "tests": tests, "outcomes": outcomes}
-                say(f"    {dev}: pytest run {ph['wall']:.1f} s: start to first test {ph.get('to_first_test', 0):.1f}"
+                say(
+                    f"    {dev}: pytest run {ph['wall']:.1f} s: start to first test {ph.get('to_first_test', 0):.1f}"
                     f" s, checks {ph.get('checks', 0):.1f} s, after the last {ph.get('after_last_test', 0):.1f} s; "
-                    f"{tests} checks {outcomes}")
+                    f"{tests} checks {outcomes}"
+                )
 
     # (4) scaling
     say("\n(4) Run time vs number of generated checks (ibv_modify_qp + ibv_create_qp_ex on rxe0, -k by QP type)")
@@ -388,8 +478,10 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
             ran = tests - outcomes.get("skipped", 0)
             rows.append({"qp_types": types, "tests": tests, "ran": ran, **ph})
             per = f"{ph['checks'] / tests * 1000:.1f} ms/check" if tests and "checks" in ph else "-"
-            say(f"    {types} QP type(s): {tests:4d} checks ({ran} not skipped): {ph['wall']:6.2f} s "
-                f"(checks {ph.get('checks', 0):.2f} s, {per})")
+            say(
+                f"    {types} QP type(s): {tests:4d} checks ({ran} not skipped): {ph['wall']:6.2f} s "
+                f"(checks {ph.get('checks', 0):.2f} s, {per})"
+            )
     figures["scaling"] = rows
     if len(rows) >= 2 and rows[-1]["tests"] and rows[0]["tests"] == 0:
         fixed = rows[0]["wall"]
@@ -402,20 +494,27 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         say("\n(5) Profiles (cProfile; slower than the timed runs; files in profile/)")
         bare_calls = verb_calls(profile_dir / "bare.prof")
         pytest_calls = verb_calls(profile_dir / "checks.prof")
-        differ = {name: (bare_calls.get(name, 0), pytest_calls.get(name, 0))
-                  for name in sorted(set(bare_calls) | set(pytest_calls))
-                  if bare_calls.get(name, 0) != pytest_calls.get(name, 0)}
+        differ = {
+            name: (bare_calls.get(name, 0), pytest_calls.get(name, 0))
+            for name in sorted(set(bare_calls) | set(pytest_calls))
+            if bare_calls.get(name, 0) != pytest_calls.get(name, 0)
+        }
         total = sum(bare_calls.values())
-        say(f"    pyverbs method calls: bare {total}, under pytest {sum(pytest_calls.values())}; "
-            + ("identical per method" if not differ else f"differ (bare, pytest): {differ}"))
+        say(
+            f"    pyverbs method calls: bare {total}, under pytest {sum(pytest_calls.values())}; "
+            + ("identical per method" if not differ else f"differ (bare, pytest): {differ}")
+        )
         figures["verb_calls"] = {"bare": bare_calls, "pytest": pytest_calls}
         for name in ("bare", "checks"):
             areas = where_time_goes(profile_dir / f"{name}.prof")
             figures[f"profile_{name}"] = areas
             whole = sum(areas.values())
-            say(f"    {name}: {whole:.2f} s profiled; own time by area: "
-                + "; ".join(f"{area} {seconds:.2f} s ({seconds / whole:.0%})"
-                            for area, seconds in list(areas.items())[:8]))
+            say(
+                f"    {name}: {whole:.2f} s profiled; own time by area: "
+                + "; ".join(
+                    f"{area} {seconds:.2f} s ({seconds / whole:.0%})" for area, seconds in list(areas.items())[:8]
+                )
+            )
         say("    top functions under pytest (own time):")
         out.extend("      " + line for line in top_functions(profile_dir / "checks.prof"))
     return "\n".join(out), figures
@@ -429,8 +528,11 @@ def busy_steps(steps: dict[str, dict[str, Any]], timing: dict[str, str], busy_at
         return []
     # Guest monotonic time -> host seconds since the lab started, through the first test's mark.
     shift = first_host - lab_rxe["pytest"]["marks"]["first_test_start"]
-    return [name for name, step in steps.items() if "start" in step and "end" in step
-            and any(step["start"] + shift <= t <= step["end"] + shift for t in busy_at)]
+    return [
+        name
+        for name, step in steps.items()
+        if "start" in step and "end" in step and any(step["start"] + shift <= t <= step["end"] + shift for t in busy_at)
+    ]
 
 
 def _same_cases(step: dict[str, Any], bare: dict[str, Any]) -> bool:
@@ -457,8 +559,9 @@ def _goal(value: float, goal: str, at_least: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="pytest-rdma's overhead, xdist speedup, cold start and "
-                                     "scaling, measured in one lab VM boot")
+    parser = argparse.ArgumentParser(
+        description="pytest-rdma's overhead, xdist speedup, cold start and scaling, measured in one lab VM boot"
+    )
     parser.add_argument("--results", type=Path, default=REPO / "results" / "bench", metavar="DIR")
     parser.add_argument("--repeat", type=int, default=2, metavar="N", help="pytest/bare pairs (default 2)")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile runs")
@@ -473,16 +576,28 @@ def main(argv: list[str] | None = None) -> int:
         text, _ = report(results, saved["before"], saved["during"], saved["exit_code"])
         print(text)
         return 0
-    busy = {"vms_at_start": 0, "waited_s": 0.0, "vms_when_starting": len(other_vms()),
-            "loadavg_when_starting": os.getloadavg()} if options.no_wait else wait_for_idle()
+    busy = (
+        {
+            "vms_at_start": 0,
+            "waited_s": 0.0,
+            "vms_when_starting": len(other_vms()),
+            "loadavg_when_starting": os.getloadavg(),
+        }
+        if options.no_wait
+        else wait_for_idle()
+    )
     results.mkdir(parents=True, exist_ok=True)
     (results / "bench-steps.jsonl").unlink(missing_ok=True)
     # The VM cannot write bytecode caches (its root is read-only); the lab compiles its own package.
     vm.precompile([REPO / "benchmarks", SUITES])
     watch = BusyWatch(str(results))
     watch.start()
-    request = lab.LabRequest(devices=["rxe0", "siw0"], results=results, guest="benchmarks.lab_guest",
-                             plan_extra={"steps": plan_steps(results, options.repeat, not options.no_profile)})
+    request = lab.LabRequest(
+        devices=["rxe0", "siw0"],
+        results=results,
+        guest="benchmarks.lab_guest",
+        plan_extra={"steps": plan_steps(results, options.repeat, not options.no_profile)},
+    )
     code = lab.run(request)
     watch.stop.set()
     state.write_text(json.dumps({"before": busy, "during": watch.summary(), "exit_code": code}))

@@ -63,8 +63,11 @@ def _lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
 # Each device's run writes these into results/<device>/ ({results} is that directory). Allure
 # results are a file per check: they are written on the VM's tmpfs ({scratch}), moved to
 # results/<device>/ when the run ends (lab.guest.keep_scratch says why).
-LAB_REPORTS = ["--rdma-json={results}/results.json", "--rdma-junit={results}/junit.xml",
-               "--rdma-allure={scratch}/allure"]
+LAB_REPORTS = [
+    "--rdma-json={results}/results.json",
+    "--rdma-junit={results}/junit.xml",
+    "--rdma-allure={scratch}/allure",
+]
 ALLURE_RUNS = "*/allure"  # results/<device>/allure, unpacked from each run's scratch
 
 
@@ -86,8 +89,10 @@ def _allure_html(results: Path) -> None:
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}", file=sys.stderr)
         return
-    print(f"lab: Allure HTML report: {report.index} ({report.index.stat().st_size / 1e6:.1f} MB, "
-          f"{report.seconds:.1f} s); quality gate " + ("passed" if report.gate_passed else "FAILED"))
+    print(
+        f"lab: Allure HTML report: {report.index} ({report.index.stat().st_size / 1e6:.1f} MB, "
+        f"{report.seconds:.1f} s); quality gate " + ("passed" if report.gate_passed else "FAILED")
+    )
 
 
 def _has_path_arg(args: list[str]) -> bool:

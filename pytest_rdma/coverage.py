@@ -40,12 +40,12 @@ ERROR_SECTIONS = ("ERRORS", "RETURN VALUE", "RETURN VALUES")
 class Item:
     """One error or claim of a verb, and how it is accounted for."""
 
-    what: str                                   # "error EINVAL" / "claim required-attrs"
-    text: str                                   # the condition or the paraphrased promise
+    what: str  # "error EINVAL" / "claim required-attrs"
+    text: str  # the condition or the paraphrased promise
     checks: list[str] = field(default_factory=list)
     via: list[str] = field(default_factory=list)  # for an error: "claim <id> (<n> checks)"
     reasons: list[str] = field(default_factory=list)
-    problem: str = ""                           # why it is NOT accounted for, if it is not
+    problem: str = ""  # why it is NOT accounted for, if it is not
 
     @property
     def accounted(self) -> bool:
@@ -107,7 +107,7 @@ def page_errnos(man: str, man_dirs: Sequence[Path] = MAN_DIRS_DEFAULT) -> frozen
     headers = list(SH_LINE.finditer(source))
     for header, following in zip(headers, headers[1:] + [None]):
         if header["title"].strip().upper() in ERROR_SECTIONS:
-            body = source[header.end():following.start() if following else len(source)]
+            body = source[header.end() : following.start() if following else len(source)]
             names.update(name for name in re.findall(r"\bE[A-Z0-9]+\b", body) if name in ERRNO_NAMES)
     return frozenset(names)
 
@@ -174,7 +174,7 @@ def _outcomes_of(check: str, results: dict[str, list[str]]) -> list[str]:
     found = list(results.get(check, ()))
     for name, outcomes in results.items():
         if name.startswith(test + "[") and name.endswith("-" + case) and name != check:
-            device = name[len(test) + 1:-len(case) - 1]
+            device = name[len(test) + 1 : -len(case) - 1]
             found += [f"{device}: {outcome}" for outcome in outcomes]
     return found
 
@@ -182,8 +182,9 @@ def _outcomes_of(check: str, results: dict[str, list[str]]) -> list[str]:
 # --- accounting ----------------------------------------------------------------------------------
 
 
-def verb_coverage(verb: Verb, page_errors: frozenset[str] | None = None,
-                  results: dict[str, list[str]] | None = None) -> VerbCoverage:
+def verb_coverage(
+    verb: Verb, page_errors: frozenset[str] | None = None, results: dict[str, list[str]] | None = None
+) -> VerbCoverage:
     """How each error and claim of `verb` is covered; `page_errors` are the errnos its page lists
     that no entry of the catalogue documented on the same page gives."""
     from pytest_rdma.generate import expand, family_blocker
@@ -215,13 +216,21 @@ def verb_coverage(verb: Verb, page_errors: frozenset[str] | None = None,
         if item.checks and blocker:
             item.reasons.append(f"blocked: {blocker}")
         if not item.problem and not item.checks and not item.reasons:
-            item.problem = ("no generated check covers it and no reason is given"
-                            if error.covered_by else "neither covered by a claim nor marked untestable")
+            item.problem = (
+                "no generated check covers it and no reason is given"
+                if error.covered_by
+                else "neither covered by a claim nor marked untestable"
+            )
         items.append(item)
 
     for errno_name in sorted(page_errors or ()):
-        items.append(Item(f"error {errno_name}", "listed by the man page",
-                          problem="the page lists this errno; the catalogue entry does not"))
+        items.append(
+            Item(
+                f"error {errno_name}",
+                "listed by the man page",
+                problem="the page lists this errno; the catalogue entry does not",
+            )
+        )
 
     for claim in verb.claims:
         item = Item(f"claim {claim.id}", f"{claim.says} [{verb.source(claim).text}]")
@@ -240,9 +249,12 @@ def verb_coverage(verb: Verb, page_errors: frozenset[str] | None = None,
     return VerbCoverage(verb, items)
 
 
-def coverage(verbs: Iterable[Verb], man_dirs: Sequence[Path] = MAN_DIRS_DEFAULT,
-             results: dict[str, list[str]] | None = None,
-             catalogue: Iterable[Verb] | None = None) -> list[VerbCoverage]:
+def coverage(
+    verbs: Iterable[Verb],
+    man_dirs: Sequence[Path] = MAN_DIRS_DEFAULT,
+    results: dict[str, list[str]] | None = None,
+    catalogue: Iterable[Verb] | None = None,
+) -> list[VerbCoverage]:
     """The coverage of `verbs`, judged within `catalogue` (default: `verbs` themselves)."""
     verbs = tuple(verbs)
     everything = tuple(catalogue) if catalogue is not None else verbs
@@ -269,8 +281,10 @@ def _render_text(report: list[VerbCoverage]) -> str:
     lines: list[str] = []
     for entry in report:
         verb = entry.verb
-        lines.append(f"{verb.name}  [{verb.man}]  family {verb.family}"
-                     + (f", ibv counterpart {verb.counterpart}" if verb.counterpart else ""))
+        lines.append(
+            f"{verb.name}  [{verb.man}]  family {verb.family}"
+            + (f", ibv counterpart {verb.counterpart}" if verb.counterpart else "")
+        )
         for item in entry.items:
             mark = "ok" if item.accounted else "NOT ACCOUNTED"
             lines.append(f"  {item.what}: {item.text}  -> {mark}")
@@ -313,9 +327,11 @@ def _summary(report: list[VerbCoverage]) -> str:
     items = [item for entry in report for item in entry.items]
     checks = {check for item in items for check in item.checks}
     missing = [f"{entry.verb.name}: {item.what}" for entry in report for item in entry.missing]
-    text = (f"{len(report)} verb(s), {sum(i.what.startswith('error') for i in items)} error(s), "
-            f"{sum(i.what.startswith('claim') for i in items)} claim(s), {len(checks)} check(s); "
-            f"{len(missing)} not accounted for")
+    text = (
+        f"{len(report)} verb(s), {sum(i.what.startswith('error') for i in items)} error(s), "
+        f"{sum(i.what.startswith('claim') for i in items)} claim(s), {len(checks)} check(s); "
+        f"{len(missing)} not accounted for"
+    )
     return text + ("".join(f"\n  NOT ACCOUNTED: {m}" for m in missing) if missing else "")
 
 
@@ -323,15 +339,20 @@ def render_report(report: list[VerbCoverage], fmt: str = "text") -> str:
     return _render_markdown(report) if fmt == "markdown" else _render_text(report)
 
 
-def render(catalogue: Iterable[Verb], provider: str | Path | None = None, *, fmt: str = "text",
-           man_dirs: Sequence[Path] = MAN_DIRS_DEFAULT) -> str:
+def render(
+    catalogue: Iterable[Verb],
+    provider: str | Path | None = None,
+    *,
+    fmt: str = "text",
+    man_dirs: Sequence[Path] = MAN_DIRS_DEFAULT,
+) -> str:
     """The coverage report of `catalogue`; `provider` is an optional JUnit XML of a run on one (load_results)."""
     results = load_results(Path(provider)) if provider is not None else None
     return render_report(coverage(catalogue, man_dirs, results), fmt)
 
 
 def unaccounted(report: list[VerbCoverage]) -> list[str]:
-    """"<verb>: <item>: <problem>" for everything not accounted for (empty when all is)."""
+    """ "<verb>: <item>: <problem>" for everything not accounted for (empty when all is)."""
     return [f"{entry.verb.name}: {item.what}: {item.problem}" for entry in report for item in entry.missing]
 
 
@@ -340,11 +361,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = Parser(prog="pytest-rdma coverage", description=__doc__.splitlines()[0])
     parser.add_argument("--verb", action="append", metavar="NAME", help="only this verb (repeatable)")
     parser.add_argument("--format", choices=("text", "markdown"), default="text", dest="fmt")
-    parser.add_argument("--results", metavar="FILE", type=Path,
-                        help="JUnit XML of a run on a provider (--rdma-junit, or pytest --junitxml): show "
-                             "each outcome")
-    parser.add_argument("--man-dir", action="append", metavar="DIR", type=Path, default=[],
-                        help="also look for man pages here (files found by their .TH line); repeatable")
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        type=Path,
+        help="JUnit XML of a run on a provider (--rdma-junit, or pytest --junitxml): show each outcome",
+    )
+    parser.add_argument(
+        "--man-dir",
+        action="append",
+        metavar="DIR",
+        type=Path,
+        default=[],
+        help="also look for man pages here (files found by their .TH line); repeatable",
+    )
     args = parser.parse_args(argv)
     from pytest_rdma.verbs import CATALOGUE
 

@@ -51,7 +51,7 @@ _RANGE = re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*([0-9][0-9A-Za-z.\-+_]*|\*)\s*$")
 
 
 def version_key(text: str) -> tuple[int, ...]:
-    """"6.1.0-56-amd64" -> (6, 1, 0, 56): the numbers of the first run of numbers and separators.
+    """ "6.1.0-56-amd64" -> (6, 1, 0, 56): the numbers of the first run of numbers and separators.
 
     Not every number of the text: the 64 of "amd64" made 6.1.0-56-amd64 newer than 6.1.0-56.
     """
@@ -70,8 +70,14 @@ def in_range(version: str, spec: str) -> bool:
             continue
         have, want = version_key(version), version_key(bound)
         have = have[: len(want)] if op in ("==", "!=") else have
-        ok = {">=": have >= want, "<=": have <= want, ">": have > want, "<": have < want,
-              "==": have == want, "!=": have != want}[op]
+        ok = {
+            ">=": have >= want,
+            "<=": have <= want,
+            ">": have > want,
+            "<": have < want,
+            "==": have == want,
+            "!=": have != want,
+        }[op]
         if not ok:
             return False
     return True
@@ -108,8 +114,15 @@ class Waiver:
         return ", ".join(f"{key} = {value}" for key, value in self.observed.items())
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pattern": self.pattern, "reason": self.reason, "link": self.link, "observed": dict(self.observed),
-                "file": Path(self.file).name, "line": self.line, "scopes": dict(self.scopes)}
+        return {
+            "pattern": self.pattern,
+            "reason": self.reason,
+            "link": self.link,
+            "observed": dict(self.observed),
+            "file": Path(self.file).name,
+            "line": self.line,
+            "scopes": dict(self.scopes),
+        }
 
 
 @dataclass
@@ -146,13 +159,19 @@ def review(expectations: Expectations, records: Iterable[Mapping[str, Any]]) -> 
     for waiver in expectations.all():
         if waiver.driver not in drivers:
             continue
-        hits = [r for r in records if r.get("driver") == waiver.driver and waiver.matches(r.get("stable_id", ""))
-                and waiver.applies_to(r.get("identity") or {})]
+        hits = [
+            r
+            for r in records
+            if r.get("driver") == waiver.driver
+            and waiver.matches(r.get("stable_id", ""))
+            and waiver.applies_to(r.get("identity") or {})
+        ]
         if not hits:
             stale.append({**waiver.as_dict(), "why": "it matched no check of this run"})
         elif all(r.get("outcome") in ("unsupported", "not exercised") for r in hits):
-            refused.append({**waiver.as_dict(), "why": f"its check was {hits[0]['outcome']}: "
-                                                       f"{hits[0].get('reason', '')}"})
+            refused.append(
+                {**waiver.as_dict(), "why": f"its check was {hits[0]['outcome']}: {hits[0].get('reason', '')}"}
+            )
     return {"stale": stale, "refused": refused}
 
 
@@ -201,14 +220,20 @@ def _waiver(entry: Any, driver: str, path: Path, line: int, seen: dict[str, int]
     for key in REQUIRED_KEYS:
         value = entry.get(key)
         if not isinstance(value, str) or not value.strip():
-            why = {"reason": "a waiver without a reason is rejected: say why the deviation is expected",
-                   "link": "give the man page section or the bug URL the waiver rests on",
-                   "id": "name the check it waives (stable id, e.g. test_ibv_modify_qp[claim-variant])"}[key]
+            why = {
+                "reason": "a waiver without a reason is rejected: say why the deviation is expected",
+                "link": "give the man page section or the bug URL the waiver rests on",
+                "id": "name the check it waives (stable id, e.g. test_ibv_modify_qp[claim-variant])",
+            }[key]
             raise _fail(path, line, f"[[waiver]] needs a non-empty string {key!r}: {why}")
     observed = entry.get("observed")
     if not isinstance(observed, dict) or not observed:
-        raise _fail(path, line, "[[waiver]] needs 'observed', a table of what the device did, e.g. "
-                                "observed = { errno = \"EINVAL\" } (copy it from the deviation's observation)")
+        raise _fail(
+            path,
+            line,
+            "[[waiver]] needs 'observed', a table of what the device did, e.g. "
+            'observed = { errno = "EINVAL" } (copy it from the deviation\'s observation)',
+        )
     scopes = {scope: entry[scope] for scope in SCOPES if scope in entry}
     for scope, spec in scopes.items():
         try:
@@ -221,8 +246,9 @@ def _waiver(entry: Any, driver: str, path: Path, line: int, seen: dict[str, int]
     if pattern in seen:
         raise _fail(path, line, f"waiver for {pattern!r} repeats the one at line {seen[pattern]}")
     seen[pattern] = line
-    return Waiver(pattern, entry["reason"].strip(), entry["link"].strip(), dict(observed), driver, str(path), line,
-                  scopes)
+    return Waiver(
+        pattern, entry["reason"].strip(), entry["link"].strip(), dict(observed), driver, str(path), line, scopes
+    )
 
 
 def _line_of_key(text: str, key: str) -> int:

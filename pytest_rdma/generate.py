@@ -44,8 +44,10 @@ def family_blocker(family: str) -> str:
     if family == "det":
         if loadable("libdet.so.1", "libdet.so"):
             return "libdet is installed, but pytest-rdma has no DET runner yet"
-        return ("no DET provider: the DET API (libdet and its kernel driver) is not installed on this "
-                "system and no distribution ships it; see the entry's ibv counterpart")
+        return (
+            "no DET provider: the DET API (libdet and its kernel driver) is not installed on this "
+            "system and no distribution ships it; see the entry's ibv counterpart"
+        )
     return f"no provider of the {family!r} API family is known to pytest-rdma"
 
 

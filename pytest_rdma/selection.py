@@ -28,8 +28,11 @@ def no_device_error() -> pytest.UsageError:
     return pytest.UsageError(
         f"no RDMA device named: give one with --rdma-dev NAME (or rdma_devices in an ini file, or RDMA_DEV in the "
         f"environment). Devices on this host: {device_list()}."
-        + ("" if sysfs_devices() else
-           " No RDMA device here? './pytest-rdma lab' tests Soft-RoCE and soft-iWARP in a VM.")
+        + (
+            ""
+            if sysfs_devices()
+            else " No RDMA device here? './pytest-rdma lab' tests Soft-RoCE and soft-iWARP in a VM."
+        )
     )
 
 
@@ -38,9 +41,13 @@ def validate_devices(names: tuple[str, ...]) -> None:
     existing = sysfs_devices()
     unknown = [name for name in names if name not in existing]
     if unknown:
-        where = f"devices on this host: {device_list()}" if existing else (
-            "this host has no RDMA devices (/sys/class/infiniband is empty or missing); load a provider driver, "
-            "or run './pytest-rdma lab' to test Soft-RoCE (rxe) and soft-iWARP (siw) in a VM"
+        where = (
+            f"devices on this host: {device_list()}"
+            if existing
+            else (
+                "this host has no RDMA devices (/sys/class/infiniband is empty or missing); load a provider driver, "
+                "or run './pytest-rdma lab' to test Soft-RoCE (rxe) and soft-iWARP (siw) in a VM"
+            )
         )
         raise pytest.UsageError(f"unknown RDMA device {', '.join(unknown)}: {where}. Pass one with --rdma-dev NAME.")
     if not loadable(LIBRARY):

@@ -82,41 +82,139 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("devices", "--rdma-dev", "rdma_devices", "RDMA_DEV", _names, (),
-           "RDMA device to test, e.g. rxe0 (repeatable, or comma separated: every device check runs once per "
-           "device); without a test path the packaged suite runs", "NAME", many=True),
+    Option(
+        "devices",
+        "--rdma-dev",
+        "rdma_devices",
+        "RDMA_DEV",
+        _names,
+        (),
+        "RDMA device to test, e.g. rxe0 (repeatable, or comma separated: every device check runs once per "
+        "device); without a test path the packaged suite runs",
+        "NAME",
+        many=True,
+    ),
     Option("port", "--rdma-port", "rdma_port", "RDMA_PORT", _port, 1, "port of the device to use (default 1)", "N"),
-    Option("gid_index", "--rdma-gid-index", "rdma_gid_index", "RDMA_GID_INDEX", _gid_index, 0,
-           "GID table index for address vectors (default 0)", "N"),
-    Option("expectations", "--rdma-expectations", "rdma_expectations", "RDMA_EXPECTATIONS", _paths, None,
-           "expected deviations: a file or a directory of <driver>.toml (repeatable; default: those shipped "
-           "with pytest-rdma; 'none' for none)", "DIR|FILE", many=True),
-    Option("strict", "--rdma-strict", "rdma_strict", "RDMA_STRICT", _bool, False,
-           "CI gate: a new deviation fails the run, and so does a waived check that now conforms", switch=True),
-    Option("json", "--rdma-json", "rdma_json", "RDMA_JSON", _path, None,
-           "write results as JSON to PATH (and one JSON line per result to PATH + 'l' while running)", "PATH"),
-    Option("junit", "--rdma-junit", "rdma_junit", "RDMA_JUNIT", _path, None,
-           "write JUnit XML for CI dashboards to PATH: one testsuite per device, classname <driver>.<verb>, "
-           "properties per check", "PATH"),
-    Option("allure", "--rdma-allure", "rdma_allure", "RDMA_ALLURE", _path, None,
-           "write Allure results to DIR (one per check, with its man page links, verb calls as steps and a "
-           "deviation's reproducers attached); 'pytest-rdma report DIR... --output HTML_DIR' builds the report",
-           "DIR"),
-    Option("reproducers", "--rdma-reproducers", "rdma_reproducers", "RDMA_REPRODUCERS", _path, None,
-           "directory for the C and Python reproducers of deviations (default: 'reproducers' beside "
-           "--rdma-json, else ./rdma-reproducers)", "DIR"),
-    Option("confirm", "--rdma-confirm", "rdma_confirm", "RDMA_CONFIRM", _bool, False,
-           "build each deviation's C reproducer (cc, libibverbs-dev) and run it: the result says whether it "
-           "reproduced outside Python (the lab sets it)", switch=True),
-    Option("leaks", "--rdma-leaks", "rdma_leaks", "RDMA_LEAKS", _mode, "fail",
-           "around each device check, compare this process's kernel objects (pd/cq/qp/mr/ctx/srq/cm_id) before "
-           "and after: fail, report or off (default fail)", "MODE"),
-    Option("kernel_log", "--rdma-kernel-log", "rdma_kernel_log", "RDMA_KERNEL_LOG", _mode, "report",
-           "scan the kernel log around each check for WARNING, BUG, Oops, KASAN and lockdep reports: fail, "
-           "report or off (default report; the lab sets fail)", "MODE"),
-    Option("catalogue_extra", "--rdma-catalogue-extra", "rdma_catalogue_extra", "RDMA_CATALOGUE_EXTRA", _paths,
-           (), "extra verb descriptions to generate checks from: 'module.path:NAME' (a Verb or a sequence of "
-           "Verbs; repeatable)", "MODULE:NAME", many=True),
+    Option(
+        "gid_index",
+        "--rdma-gid-index",
+        "rdma_gid_index",
+        "RDMA_GID_INDEX",
+        _gid_index,
+        0,
+        "GID table index for address vectors (default 0)",
+        "N",
+    ),
+    Option(
+        "expectations",
+        "--rdma-expectations",
+        "rdma_expectations",
+        "RDMA_EXPECTATIONS",
+        _paths,
+        None,
+        "expected deviations: a file or a directory of <driver>.toml (repeatable; default: those shipped "
+        "with pytest-rdma; 'none' for none)",
+        "DIR|FILE",
+        many=True,
+    ),
+    Option(
+        "strict",
+        "--rdma-strict",
+        "rdma_strict",
+        "RDMA_STRICT",
+        _bool,
+        False,
+        "CI gate: a new deviation fails the run, and so does a waived check that now conforms",
+        switch=True,
+    ),
+    Option(
+        "json",
+        "--rdma-json",
+        "rdma_json",
+        "RDMA_JSON",
+        _path,
+        None,
+        "write results as JSON to PATH (and one JSON line per result to PATH + 'l' while running)",
+        "PATH",
+    ),
+    Option(
+        "junit",
+        "--rdma-junit",
+        "rdma_junit",
+        "RDMA_JUNIT",
+        _path,
+        None,
+        "write JUnit XML for CI dashboards to PATH: one testsuite per device, classname <driver>.<verb>, "
+        "properties per check",
+        "PATH",
+    ),
+    Option(
+        "allure",
+        "--rdma-allure",
+        "rdma_allure",
+        "RDMA_ALLURE",
+        _path,
+        None,
+        "write Allure results to DIR (one per check, with its man page links, verb calls as steps and a "
+        "deviation's reproducers attached); 'pytest-rdma report DIR... --output HTML_DIR' builds the report",
+        "DIR",
+    ),
+    Option(
+        "reproducers",
+        "--rdma-reproducers",
+        "rdma_reproducers",
+        "RDMA_REPRODUCERS",
+        _path,
+        None,
+        "directory for the C and Python reproducers of deviations (default: 'reproducers' beside "
+        "--rdma-json, else ./rdma-reproducers)",
+        "DIR",
+    ),
+    Option(
+        "confirm",
+        "--rdma-confirm",
+        "rdma_confirm",
+        "RDMA_CONFIRM",
+        _bool,
+        False,
+        "build each deviation's C reproducer (cc, libibverbs-dev) and run it: the result says whether it "
+        "reproduced outside Python (the lab sets it)",
+        switch=True,
+    ),
+    Option(
+        "leaks",
+        "--rdma-leaks",
+        "rdma_leaks",
+        "RDMA_LEAKS",
+        _mode,
+        "fail",
+        "around each device check, compare this process's kernel objects (pd/cq/qp/mr/ctx/srq/cm_id) before "
+        "and after: fail, report or off (default fail)",
+        "MODE",
+    ),
+    Option(
+        "kernel_log",
+        "--rdma-kernel-log",
+        "rdma_kernel_log",
+        "RDMA_KERNEL_LOG",
+        _mode,
+        "report",
+        "scan the kernel log around each check for WARNING, BUG, Oops, KASAN and lockdep reports: fail, "
+        "report or off (default report; the lab sets fail)",
+        "MODE",
+    ),
+    Option(
+        "catalogue_extra",
+        "--rdma-catalogue-extra",
+        "rdma_catalogue_extra",
+        "RDMA_CATALOGUE_EXTRA",
+        _paths,
+        (),
+        "extra verb descriptions to generate checks from: 'module.path:NAME' (a Verb or a sequence of "
+        "Verbs; repeatable)",
+        "MODULE:NAME",
+        many=True,
+    ),
 )
 
 
@@ -152,8 +250,14 @@ def add_options(parser: pytest.Parser) -> None:
         if option.switch:
             group.addoption(option.flag, action="store_true", dest=option.ini, default=None, help=help_text)
         else:
-            group.addoption(option.flag, action="append" if option.many else "store", dest=option.ini,
-                            default=None, metavar=option.metavar, help=help_text)
+            group.addoption(
+                option.flag,
+                action="append" if option.many else "store",
+                dest=option.ini,
+                default=None,
+                metavar=option.metavar,
+                help=help_text,
+            )
         parser.addini(option.ini, help_text, type="linelist" if option.many else None, default=None)
 
 

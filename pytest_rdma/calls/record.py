@@ -122,7 +122,7 @@ class Call:
         return errno_name(self.errno)
 
     def outcome_text(self) -> str:
-        """"-> 0", "-> qp1", "-> NULL, errno EINVAL (22)": what a step line ends with."""
+        """ "-> 0", "-> qp1", "-> NULL, errno EINVAL (22)": what a step line ends with."""
         shown = "NULL" if self.value is None else self.value
         if self.ok is False:
             text = f"-> {shown}, errno {self.errno_name} ({self.errno})"

@@ -230,7 +230,11 @@ EVENT_WAIT_MS = 10000  # as long as the notify check waits for an event (kinds.t
 
 
 def observation_c(
-    call: Call, verb: Verb, observation: Mapping[str, Any], program: CProgram, calls: Sequence[Call],
+    call: Call,
+    verb: Verb,
+    observation: Mapping[str, Any],
+    program: CProgram,
+    calls: Sequence[Call],
     steps: Mapping[str, int],
 ) -> str:
     """A C condition that holds when the decisive call shows the observation again ("" if none can)."""
@@ -265,8 +269,10 @@ def observation_c(
     if observation.get("data") == "placed":
         return f"!all_zero((void *){observation['region']}->addr, {int(observation['length'])})"
     if observation.get("data") == "differs":
-        return (f"memcmp((char *){observation['region']}->addr + {int(observation.get('offset', 0))}, "
-                f"{observation['source']}->addr, {int(observation['length'])}) != 0")
+        return (
+            f"memcmp((char *){observation['region']}->addr + {int(observation.get('offset', 0))}, "
+            f"{observation['source']}->addr, {int(observation['length'])}) != 0"
+        )
     if "event" in observation:
         if observation["event"]:
             return f"{result} == 0"  # the decisive call took an event that should not have come
@@ -276,8 +282,11 @@ def observation_c(
         before = next((c for c in reversed(calls[: call.index]) if c.verb == call.verb), None)
         if before is None:
             return ""
-        return " || ".join(f"({_out_expr(call, 'attr.' + f)} != {_out_expr(before, 'attr.' + f)})"
-                           for f in observation["changed"] if "." not in f or not f.endswith("dgid"))
+        return " || ".join(
+            f"({_out_expr(call, 'attr.' + f)} != {_out_expr(before, 'attr.' + f)})"
+            for f in observation["changed"]
+            if "." not in f or not f.endswith("dgid")
+        )
     return ""
 
 

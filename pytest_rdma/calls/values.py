@@ -48,7 +48,7 @@ def flag_value(name: str) -> int:
 
 
 def flag_expr(text: str) -> Sym:
-    """"IBV_QP_STATE | IBV_QP_PORT" -> Sym(33, "IBV_QP_STATE | IBV_QP_PORT")."""
+    """ "IBV_QP_STATE | IBV_QP_PORT" -> Sym(33, "IBV_QP_STATE | IBV_QP_PORT")."""
     value = 0
     for part in (p.strip() for p in text.split("|")):
         value |= int(part, 0) if part[0].isdigit() else flag_value(part)

@@ -38,11 +38,34 @@ DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", 
 QP_STATES = frozenset({"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"})
 # The resources a contract may name, with the states the pages give them.
 RESOURCE_STATES: Mapping[str, frozenset[str]] = {
-    **{kind: frozenset() for kind in (
-        "device_list", "device", "context", "gid", "pd", "cq", "cq_ex", "comp_channel", "srq", "mr", "mw", "ah",
-        "flow", "flow_action", "xrcd", "rwq_ind_table", "td", "parent_domain", "dm", "counters", "async_event",
-        "event_channel", "cm_id",
-    )},
+    **{
+        kind: frozenset()
+        for kind in (
+            "device_list",
+            "device",
+            "context",
+            "gid",
+            "pd",
+            "cq",
+            "cq_ex",
+            "comp_channel",
+            "srq",
+            "mr",
+            "mw",
+            "ah",
+            "flow",
+            "flow_action",
+            "xrcd",
+            "rwq_ind_table",
+            "td",
+            "parent_domain",
+            "dm",
+            "counters",
+            "async_event",
+            "event_channel",
+            "cm_id",
+        )
+    },
     "port": frozenset({"DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}),
     "qp": QP_STATES,
     "wq": frozenset({"RESET", "RDY", "ERR"}),
@@ -153,16 +176,21 @@ def _check_claim(verb: Verb, claim: Claim, kinds: frozenset[str]) -> Iterator[st
     for source in claim.also:
         if source.kind not in SOURCE_KINDS:
             yield f"{where}: also: source kind {source.kind!r} is not one of {', '.join(SOURCE_KINDS)}"
-    for name in sorted(ibv_names((claim.call, claim.expect, claim.steps, claim.params, claim.over, claim.needs),
-                                 verb.family) - set(VALUES)):
+    for name in sorted(
+        ibv_names((claim.call, claim.expect, claim.steps, claim.params, claim.over, claim.needs), verb.family)
+        - set(VALUES)
+    ):
         yield f"{where}: unknown flag or enum member {name} (not in verbs.h)"
     yield from _check_axes(verb, claim, where)
 
 
 def _check_contract(verb: Verb, contract: Contract, names: Mapping[str, Verb]) -> Iterator[str]:
     params = {param.name for param in verb.params}
-    for field, resources in (("requires", contract.requires), ("produces", contract.produces),
-                             ("destroys", contract.destroys)):
+    for field, resources in (
+        ("requires", contract.requires),
+        ("produces", contract.produces),
+        ("destroys", contract.destroys),
+    ):
         for resource in resources:
             where = f"{verb.name}: contract.{field}"
             states = RESOURCE_STATES.get(resource.kind)

@@ -25,8 +25,11 @@ def register(config: pytest.Config) -> None:
     """Register the guards that can work here; the report header says which do not, and why."""
     from pytest_rdma.guard import summary
 
-    config.addinivalue_line("markers", f"{MARK_EXPECTED}: this check provokes kernel log records on purpose; "
-                            "they are attached to it but do not fail it")
+    config.addinivalue_line(
+        "markers",
+        f"{MARK_EXPECTED}: this check provokes kernel log records on purpose; "
+        "they are attached to it but do not fail it",
+    )
     options = settings.get(config)
     notes: list[str] = []
     config.pluginmanager.register(summary, "rdma-guard-findings")
@@ -56,8 +59,7 @@ def _register_kernel_log(config: pytest.Config, mode: str) -> str:
     from pytest_rdma.guard import kmsg
 
     if not kmsg.readable():
-        return (f"rdma guard: kernel log check off: {kmsg.KMSG} is not readable "
-                "(needs root or kernel.dmesg_restrict=0)")
+        return f"rdma guard: kernel log check off: {kmsg.KMSG} is not readable (needs root or kernel.dmesg_restrict=0)"
     from pytest_rdma.guard.kernel_log import KernelLogGuard
 
     config.pluginmanager.register(KernelLogGuard(mode, kmsg.KmsgReader()), "rdma-guard-kernel-log")

@@ -15,8 +15,7 @@ class AfterTeardown:
     """
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item,
-                                nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
         failed = False
         try:
             return (yield)

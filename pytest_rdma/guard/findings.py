@@ -36,13 +36,14 @@ def attach(item: pytest.Item, field: str, value: Any, title: str, text: str) -> 
     item.add_report_section("teardown", title, text)
 
 
-def conclude(item: pytest.Item, mode: str, error: Exception, teardown_failed: bool,
-             expected: bool = False) -> None:
+def conclude(item: pytest.Item, mode: str, error: Exception, teardown_failed: bool, expected: bool = False) -> None:
     """Raise `error` in fail mode, unless teardown already failed (its error stays the one shown)."""
     if mode == "fail" and not teardown_failed and not expected:
         raise error
 
 
 def leak_text(leak: dict[str, dict[str, int]]) -> str:
-    return "; ".join(f"{device}: " + ", ".join(f"+{n} {kind}" for kind, n in sorted(kinds.items()))
-                     for device, kinds in sorted(leak.items()))
+    return "; ".join(
+        f"{device}: " + ", ".join(f"+{n} {kind}" for kind, n in sorted(kinds.items()))
+        for device, kinds in sorted(leak.items())
+    )

@@ -18,8 +18,13 @@ LOG_USER = 1
 # Kinds of kernel fault, checked in this order: lockdep and KASAN reports also begin with
 # "WARNING:" / "BUG:", and the more specific kind is the more useful one to report.
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("lockdep", re.compile(r"possible circular locking|inconsistent lock state|possible recursive locking"
-                           r"|suspicious RCU usage")),
+    (
+        "lockdep",
+        re.compile(
+            r"possible circular locking|inconsistent lock state|possible recursive locking"
+            r"|suspicious RCU usage"
+        ),
+    ),
     ("kasan", re.compile(r"\bKASAN\b")),
     ("bug", re.compile(r"^(BUG:|kernel BUG at\b)")),
     ("oops", re.compile(r"^(Oops\b|general protection fault\b)")),
@@ -33,8 +38,10 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 CUT_HERE = re.compile(r"^-+\[ cut here \]-+$")
 WARN_HEADLINE = re.compile(r"^WARNING: CPU: \d+ PID: \d+ at ")
 # Where the report's own lines start after the headline; a message never runs past them.
-REPORT_BODY = re.compile(r"^(Modules linked in:|CPU: \d+ PID: \d+|Hardware name:|RIP:|Call Trace:"
-                         r"|---\[ end trace)")
+REPORT_BODY = re.compile(
+    r"^(Modules linked in:|CPU: \d+ PID: \d+|Hardware name:|RIP:|Call Trace:"
+    r"|---\[ end trace)"
+)
 MESSAGE_LINES = 4  # a WARN's message is a line or two; more means the lines belong to something else
 
 
@@ -99,14 +106,14 @@ def _is_plain(record: Record) -> bool:
 
 def _message(records: list[Record], at: int) -> tuple[Record, ...]:
     """The free text of the WARN() whose WARNING line is records[at], or () if it has none."""
-    before = records[max(0, at - MESSAGE_LINES - 1):at]
+    before = records[max(0, at - MESSAGE_LINES - 1) : at]
     cuts = [i for i, record in enumerate(before) if CUT_HERE.match(record.text.strip())]
     if cuts:
-        lines = before[cuts[-1] + 1:]
+        lines = before[cuts[-1] + 1 :]
         if lines and all(_is_plain(record) for record in lines):
             return tuple(lines)
     after = []
-    for record in records[at + 1:at + 1 + MESSAGE_LINES]:
+    for record in records[at + 1 : at + 1 + MESSAGE_LINES]:
         if REPORT_BODY.match(record.text.strip()):
             return tuple(after)
         if not _is_plain(record):

@@ -58,8 +58,7 @@ def leaked(start: Counts, end: Counts, shared: Counts, device: str) -> dict[str,
     """
     window = difference(end, start).get(device, {})
     owed = shared.get(device, {})
-    return {kind: n for kind in sorted(set(window) | set(owed))
-            if (n := window.get(kind, 0) - owed.get(kind, 0)) > 0}
+    return {kind: n for kind in sorted(set(window) | set(owed)) if (n := window.get(kind, 0) - owed.get(kind, 0)) > 0}
 
 
 def own_counts(devices: Collection[str]) -> Counts:
@@ -122,7 +121,9 @@ class LeakGuard(AfterTeardown):
         if not leak:
             return
         found = {device: leak}
-        text = (f"{leak_text(found)} still counted by the kernel after this check "
-                "(rdma resource; objects the check allocated and did not free)")
+        text = (
+            f"{leak_text(found)} still counted by the kernel after this check "
+            "(rdma resource; objects the check allocated and did not free)"
+        )
         attach(item, LEAK_FIELD, found, "rdma leak", text)
         conclude(item, self.mode, ResourceLeak(text), teardown_failed)

@@ -65,11 +65,19 @@ def then(check: Check, steps: Sequence[Step]) -> None:
         if step.expect == "ok" and call.failed:
             raise check.failure(call, f"{step.verb} succeeds afterwards")
         if step.expect == "fails" and not call.failed:
-            raise check.deviation(f"{step.verb} fails afterwards", f"{step.verb} succeeded {call.outcome_text()}",
-                                  {"step": step.verb, "returned": "success"}, call)
+            raise check.deviation(
+                f"{step.verb} fails afterwards",
+                f"{step.verb} succeeded {call.outcome_text()}",
+                {"step": step.verb, "returned": "success"},
+                call,
+            )
         if step.expect == "fails" and step.errnos and call.errno_name not in step.errnos:
-            raise check.deviation(f"{step.verb} fails afterwards with {' or '.join(step.errnos)}",
-                                  f"errno {call.errno_name}", {"step": step.verb, "errno": call.errno_name}, call)
+            raise check.deviation(
+                f"{step.verb} fails afterwards with {' or '.join(step.errnos)}",
+                f"errno {call.errno_name}",
+                {"step": step.verb, "errno": call.errno_name},
+                call,
+            )
 
 
 def not_supported(check: Check, call: Call) -> None:

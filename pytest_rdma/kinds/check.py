@@ -357,8 +357,9 @@ class Check:
 
     def failure(self, call: Call, expected: str, ref: str = "") -> Deviation:
         """The call failed where it must succeed."""
-        return self.deviation(expected, f"{call.verb} failed: errno {call.errno_name}", {"errno": call.errno_name},
-                              call, ref=ref)
+        return self.deviation(
+            expected, f"{call.verb} failed: errno {call.errno_name}", {"errno": call.errno_name}, call, ref=ref
+        )
 
     def close(self) -> list[Call]:
         """Free everything the check made; the teardown calls that failed."""

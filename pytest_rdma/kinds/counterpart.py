@@ -19,8 +19,14 @@ from pytest_rdma.outcomes import Blocked
 
 def variant_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
     for variant in claim.params.get("variants", ("",)):
-        yield make_case(verb, claim, variant, {}, counterpart=verb.counterpart,
-                        counterpart_claim=claim.params.get("counterpart_claim", ""))
+        yield make_case(
+            verb,
+            claim,
+            variant,
+            {},
+            counterpart=verb.counterpart,
+            counterpart_claim=claim.params.get("counterpart_claim", ""),
+        )
 
 
 @kind("counterpart", variant_cases)

@@ -235,8 +235,14 @@ def _expect_data(scenario: Scenario) -> None:
         raise scenario.check.deviation(
             f"the {size} bytes that arrive are the bytes sent (seed {scenario.params.get('seed', 1)})",
             f"byte {first} differs ({got[first]:#04x}, sent {sent[first]:#04x})",
-            {"data": "differs", "first": first, "region": target.name, "offset": offset, "source": source.name,
-             "length": size},
+            {
+                "data": "differs",
+                "first": first,
+                "region": target.name,
+                "offset": offset,
+                "source": source.name,
+                "length": size,
+            },
             scenario.check.calls.log[-1],
             ref="ibv_post_send(3) DESCRIPTION",
         )
@@ -315,22 +321,31 @@ def _expect_terminated(scenario: Scenario, size: int) -> None:
     placed = t.content(target, size)
     if placed != bytes(size):
         first = next(i for i, byte in enumerate(placed) if byte)
-        raise check.deviation("the refused operation places no data", f"byte {first} of the target changed",
-                              {"data": "placed", "first": first, "region": target.name, "length": size},
-                              check.calls.log[-1], ref=status_source(check))
+        raise check.deviation(
+            "the refused operation places no data",
+            f"byte {first} of the target changed",
+            {"data": "placed", "first": first, "region": target.name, "length": size},
+            check.calls.log[-1],
+            ref=status_source(check),
+        )
     deadline = time.monotonic() + TIMEOUT
     while True:
-        read = check.calls.invoke("ibv_query_qp", {"qp": scenario.pair.sender, "attr_mask": "IBV_QP_STATE"},
-                                  phase="readback")
+        read = check.calls.invoke(
+            "ibv_query_qp", {"qp": scenario.pair.sender, "attr_mask": "IBV_QP_STATE"}, phase="readback"
+        )
         state = int(read.outs["attr"]["qp_state"]) if read.ok else None
         if state is not None and state != flag_value("IBV_QPS_RTS"):
             return
         if time.monotonic() > deadline:
-            raise check.deviation("the connection is terminated: the requester's QP leaves RTS",
-                                  f"it is still in RTS after {TIMEOUT:.0f} s" if read.ok
-                                  else f"ibv_query_qp failed: errno {read.errno_name}",
-                                  {"state": "RTS"} if read.ok else {"errno": read.errno_name}, read,
-                                  ref=status_source(check))
+            raise check.deviation(
+                "the connection is terminated: the requester's QP leaves RTS",
+                f"it is still in RTS after {TIMEOUT:.0f} s"
+                if read.ok
+                else f"ibv_query_qp failed: errno {read.errno_name}",
+                {"state": "RTS"} if read.ok else {"errno": read.errno_name},
+                read,
+                ref=status_source(check),
+            )
         time.sleep(0.05)
 
 
@@ -364,8 +379,11 @@ def post_refused(check: Check) -> None:
         if length > 1 << 16:
             raise NotExercised(f"max_inline_data = {length - 1}: a longer inline message is more than this check sends")
         big = scenario.traffic.mr(length, "IBV_ACCESS_LOCAL_WRITE", "inline", seed=17)
-        inline = {"sg_list": (scenario.traffic.sge(big, length),), "num_sge": 1,
-                  "send_flags": "IBV_SEND_SIGNALED | IBV_SEND_INLINE"}
+        inline = {
+            "sg_list": (scenario.traffic.sge(big, length),),
+            "num_sge": 1,
+            "send_flags": "IBV_SEND_SIGNALED | IBV_SEND_INLINE",
+        }
     elif problem == "state-reset":
         moved = check.modify(qp, check.catalogue.mover("qp").name, "RTS", "RESET", ("IBV_QP_STATE",), phase="setup")
         if not moved.ok:
@@ -454,22 +472,35 @@ def notify(check: Check) -> None:
         completion = scenario.traffic.poll(cq, 1)[0]
         if select.select([fd], [], [], QUIET)[0]:
             got = _take_event(check, channel, cq)
-            raise check.deviation("no event: the CQ was armed for solicited completions only",
-                                  f"an event came for a completion with status {status_name(completion['status'])}",
-                                  {"event": True}, got, ref="ibv_req_notify_cq(3) DESCRIPTION")
+            raise check.deviation(
+                "no event: the CQ was armed for solicited completions only",
+                f"an event came for a completion with status {status_name(completion['status'])}",
+                {"event": True},
+                got,
+                ref="ibv_req_notify_cq(3) DESCRIPTION",
+            )
         return
     if not select.select([fd], [], [], TIMEOUT)[0]:
         # No event: say so only about a completion that arrived; without one, nothing was shown.
         completion = scenario.traffic.poll(cq, 1)[0]
-        raise check.deviation("an event on the CQ's channel",
-                              f"a completion with status {status_name(completion['status'])} arrived and no event "
-                              f"came within {TIMEOUT:.0f} s", {"event": False, "status": completion["status"]},
-                              armed, ref="ibv_req_notify_cq(3) DESCRIPTION")
+        raise check.deviation(
+            "an event on the CQ's channel",
+            f"a completion with status {status_name(completion['status'])} arrived and no event "
+            f"came within {TIMEOUT:.0f} s",
+            {"event": False, "status": completion["status"]},
+            armed,
+            ref="ibv_req_notify_cq(3) DESCRIPTION",
+        )
     got = _take_event(check, channel, cq)
     named = out_address(got, "cq")
     if named != cq.address:
-        raise check.deviation("the event names the armed CQ", "it names another CQ",
-                              {"cq": named}, got, ref="ibv_get_cq_event(3) DESCRIPTION")
+        raise check.deviation(
+            "the event names the armed CQ",
+            "it names another CQ",
+            {"cq": named},
+            got,
+            ref="ibv_get_cq_event(3) DESCRIPTION",
+        )
     scenario.traffic.poll(cq, 1)
 
 

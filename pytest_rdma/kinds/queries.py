@@ -128,4 +128,3 @@ def exact_table(check: Check) -> None:
             {"value": produced},
             call,
         )
-

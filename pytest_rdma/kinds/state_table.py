@@ -73,56 +73,120 @@ def _rule_cases(verb: Verb, claim: Claim) -> Iterator[Case]:  # noqa: C901 - one
         if rule == "minimal":
             for step in _steps(verb):
                 before, after = step.split(">")
-                yield _case(verb, claim, f"{qp_type}-{step}", qp_type, start=before, step=step,
-                            flags=tuple(required[qp_type][step]), expect=ACCEPT, reflect=True)
+                yield _case(
+                    verb,
+                    claim,
+                    f"{qp_type}-{step}",
+                    qp_type,
+                    start=before,
+                    step=step,
+                    flags=tuple(required[qp_type][step]),
+                    expect=ACCEPT,
+                    reflect=True,
+                )
         elif rule == "without-required":
             for step in _steps(verb):
                 flags = tuple(required[qp_type][step])
                 for left_out in flags:
                     rest = tuple(f for f in flags if f != left_out)
                     if rest:  # leaving out the only attribute asks for nothing (see zero-mask)
-                        yield _case(verb, claim, f"{qp_type}-{step}-without-{short(left_out)}", qp_type,
-                                    start=step.split(">")[0], step=step, flags=rest, expect=REJECT,
-                                    why=f"{short(left_out)} is required on {qp_type} {step}")
+                        yield _case(
+                            verb,
+                            claim,
+                            f"{qp_type}-{step}-without-{short(left_out)}",
+                            qp_type,
+                            start=step.split(">")[0],
+                            step=step,
+                            flags=rest,
+                            expect=REJECT,
+                            why=f"{short(left_out)} is required on {qp_type} {step}",
+                        )
         elif rule == "optional":
             for step in _steps(verb):
                 for flag in t["optional"][qp_type][step]:
                     if flag not in t["capability_flags"]:
-                        yield _case(verb, claim, f"{qp_type}-{step}-with-{short(flag)}", qp_type,
-                                    start=step.split(">")[0], step=step,
-                                    flags=tuple(required[qp_type][step]) + (flag,), expect=ACCEPT,
-                                    needs=t["flag_needs"].get(flag, ()))
+                        yield _case(
+                            verb,
+                            claim,
+                            f"{qp_type}-{step}-with-{short(flag)}",
+                            qp_type,
+                            start=step.split(">")[0],
+                            step=step,
+                            flags=tuple(required[qp_type][step]) + (flag,),
+                            expect=ACCEPT,
+                            needs=t["flag_needs"].get(flag, ()),
+                        )
         elif rule == "forbidden":
             for step in _steps(verb):
                 for flag in forbidden_flags(verb, qp_type, step):
-                    yield _case(verb, claim, f"{qp_type}-{step}-with-{short(flag)}", qp_type,
-                                start=step.split(">")[0], step=step,
-                                flags=tuple(required[qp_type][step]) + (flag,), expect=REJECT,
-                                why=f"{short(flag)} is not allowed on {qp_type} {step}")
+                    yield _case(
+                        verb,
+                        claim,
+                        f"{qp_type}-{step}-with-{short(flag)}",
+                        qp_type,
+                        start=step.split(">")[0],
+                        step=step,
+                        flags=tuple(required[qp_type][step]) + (flag,),
+                        expect=REJECT,
+                        why=f"{short(flag)} is not allowed on {qp_type} {step}",
+                    )
         elif rule == "illegal":
             path = t["walk"]["path"]
             for frm, to in illegal_moves(verb):
                 into = f"{path[path.index(to) - 1]}>{to}"
-                yield _case(verb, claim, f"{qp_type}-{frm}>{to}", qp_type, start=frm, step=f"{frm}>{to}",
-                            flags=tuple(required[qp_type][into]), expect=REJECT,
-                            why=f"{frm}>{to} is not a transition of the state machine")
+                yield _case(
+                    verb,
+                    claim,
+                    f"{qp_type}-{frm}>{to}",
+                    qp_type,
+                    start=frm,
+                    step=f"{frm}>{to}",
+                    flags=tuple(required[qp_type][into]),
+                    expect=REJECT,
+                    why=f"{frm}>{to} is not a transition of the state machine",
+                )
         elif rule == "to-state":
             target = claim.params["target"]
             for frm in t["start_states"]:
                 if target in t["legal_moves"][frm]:
-                    yield _case(verb, claim, f"{qp_type}-{frm}>{target}", qp_type, start=frm,
-                                step=f"{frm}>{target}", flags=("IBV_QP_STATE",), expect=ACCEPT)
+                    yield _case(
+                        verb,
+                        claim,
+                        f"{qp_type}-{frm}>{target}",
+                        qp_type,
+                        start=frm,
+                        step=f"{frm}>{target}",
+                        flags=("IBV_QP_STATE",),
+                        expect=ACCEPT,
+                    )
         elif rule == "zero-mask":
             for state in t["start_states"]:
                 if state in t["legal_moves"][state]:
-                    yield _case(verb, claim, f"{qp_type}-in-{state}", qp_type, start=state,
-                                step=f"{state}>{state}", flags=(), expect=STAY)
+                    yield _case(
+                        verb,
+                        claim,
+                        f"{qp_type}-in-{state}",
+                        qp_type,
+                        start=state,
+                        step=f"{state}>{state}",
+                        flags=(),
+                        expect=STAY,
+                    )
         elif rule == "unknown-bits":
             step = claim.params["step"]
             for bit in claim.params["bits"]:
-                yield _case(verb, claim, f"{qp_type}-{step}-bit{bit}", qp_type, start=step.split(">")[0],
-                            step=step, flags=tuple(required[qp_type][step]), extra_bits=1 << bit, expect=REJECT,
-                            why=f"bit {bit} is not an ibv_qp_attr_mask flag")
+                yield _case(
+                    verb,
+                    claim,
+                    f"{qp_type}-{step}-bit{bit}",
+                    qp_type,
+                    start=step.split(">")[0],
+                    step=step,
+                    flags=tuple(required[qp_type][step]),
+                    extra_bits=1 << bit,
+                    expect=REJECT,
+                    why=f"bit {bit} is not an ibv_qp_attr_mask flag",
+                )
         elif rule == "out-of-range":
             for step in _steps(verb):
                 for flag, field, bad, *named in t["out_of_range"]:
@@ -132,32 +196,69 @@ def _rule_cases(verb: Verb, claim: Claim) -> Iterator[Case]:  # noqa: C901 - one
                             continue
                         flags += (flag,)
                     shown = named[0] if named else field
-                    yield _case(verb, claim, f"{qp_type}-{step}-{shown}={bad}", qp_type, start=step.split(">")[0],
-                                step=step, flags=flags, bad=(field, bad), expect=REJECT,
-                                why=f"{field}={bad} is out of range")
+                    yield _case(
+                        verb,
+                        claim,
+                        f"{qp_type}-{step}-{shown}={bad}",
+                        qp_type,
+                        start=step.split(">")[0],
+                        step=step,
+                        flags=flags,
+                        bad=(field, bad),
+                        expect=REJECT,
+                        why=f"{field}={bad} is out of range",
+                    )
         elif rule == "resize-cap":
-            yield _case(verb, claim, f"{qp_type}-RTS-grow", qp_type, start="RTS", step="RTS>RTS",
-                        flags=("IBV_QP_CAP",), expect=ACCEPT, gate=claim.params["gate"],
-                        fields={"cap": claim.params["grown"]}, grown=claim.params["grown"])
+            yield _case(
+                verb,
+                claim,
+                f"{qp_type}-RTS-grow",
+                qp_type,
+                start="RTS",
+                step="RTS>RTS",
+                flags=("IBV_QP_CAP",),
+                expect=ACCEPT,
+                gate=claim.params["gate"],
+                fields={"cap": claim.params["grown"]},
+                grown=claim.params["grown"],
+            )
         elif rule == "alt-path":
             for step in _steps(verb):
                 if "IBV_QP_ALT_PATH" in t["optional"][qp_type][step]:
-                    yield _case(verb, claim, f"{qp_type}-{step}-with-ALT_PATH", qp_type, start=step.split(">")[0],
-                                step=step, flags=tuple(required[qp_type][step]) + ("IBV_QP_ALT_PATH",),
-                                expect=ACCEPT, gate=claim.params["gate"], reflect_only=claim.params["reflect"])
+                    yield _case(
+                        verb,
+                        claim,
+                        f"{qp_type}-{step}-with-ALT_PATH",
+                        qp_type,
+                        start=step.split(">")[0],
+                        step=step,
+                        flags=tuple(required[qp_type][step]) + ("IBV_QP_ALT_PATH",),
+                        expect=ACCEPT,
+                        gate=claim.params["gate"],
+                        reflect_only=claim.params["reflect"],
+                    )
         elif rule == "grh-required":
             if "IBV_QP_AV" in required[qp_type]["INIT>RTR"]:
-                yield _case(verb, claim, f"{qp_type}-INIT>RTR-AV-without-GRH", qp_type, start="INIT",
-                            step="INIT>RTR", flags=tuple(required[qp_type]["INIT>RTR"]), expect=REJECT,
-                            only_if=claim.params["gate"], fields={"ah_attr.is_global": 0},
-                            why="the port requires a GRH and the address vector has none")
+                yield _case(
+                    verb,
+                    claim,
+                    f"{qp_type}-INIT>RTR-AV-without-GRH",
+                    qp_type,
+                    start="INIT",
+                    step="INIT>RTR",
+                    flags=tuple(required[qp_type]["INIT>RTR"]),
+                    expect=REJECT,
+                    only_if=claim.params["gate"],
+                    fields={"ah_attr.is_global": 0},
+                    why="the port requires a GRH and the address vector has none",
+                )
         else:
             raise ValueError(f"{verb.name}: claim {claim.id}: unknown state-table rule {rule!r}")
 
 
 # -- running ---------------------------------------------------------------------------------
 def readback_problem(check: Check) -> str:
-    """"" when the query verb reports the state just set on this device, else what it reported.
+    """ "" when the query verb reports the state just set on this device, else what it reported.
 
     Probed once per device: a fresh RC QP moved RESET>INIT with its required attributes and
     read back. A device where that move fails tells nothing here ("" : trusted, unproven).
@@ -167,13 +268,14 @@ def readback_problem(check: Check) -> str:
         memo[MEMO] = ""
         qp = check.resource(Need("qp", spec={"qp_type": "IBV_QPT_RC"}, label="read-back probe"))
         walk = check.catalogue[check.case.verb].tables["walk"]
-        call = check.modify(qp, check.case.verb, "RESET", "INIT", walk["required"]["RC"]["RESET>INIT"],
-                            phase="setup")
+        call = check.modify(qp, check.case.verb, "RESET", "INIT", walk["required"]["RC"]["RESET>INIT"], phase="setup")
         if call.ok:
             state = state_of(check, snapshot(check, qp)[0])
             if state != "INIT":
-                memo[MEMO] = (f"ibv_query_qp reports {state} after a successful RESET>INIT on this device, so a "
-                              "read-back cannot show what a call changed")
+                memo[MEMO] = (
+                    f"ibv_query_qp reports {state} after a successful RESET>INIT on this device, so a "
+                    "read-back cannot show what a call changed"
+                )
     return str(memo[MEMO])
 
 
@@ -199,8 +301,11 @@ def state_of(check: Check, snap: Mapping[str, Any]) -> str:
 
 
 def changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, str]:
-    return {key: f"{before.get(key)!r} -> {after.get(key)!r}" for key in sorted(set(before) | set(after))
-            if before.get(key) != after.get(key)}
+    return {
+        key: f"{before.get(key)!r} -> {after.get(key)!r}"
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    }
 
 
 def _bad_value(check: Check, bad: Any, field: str) -> int:
@@ -210,8 +315,10 @@ def _bad_value(check: Check, bad: Any, field: str) -> int:
         value = int(check.fact(check.verb.tables["limits"][name])) + int(plus or 0)
     limit = check.verb.tables["field_max"].get(field, 0xFFFFFFFF)
     if int(value) > limit:
-        raise NotExercised(f"{field} cannot hold {bad} = {value}: the device's limit leaves no out-of-range value "
-                           "that the field's width can carry")
+        raise NotExercised(
+            f"{field} cannot hold {bad} = {value}: the device's limit leaves no out-of-range value "
+            "that the field's width can carry"
+        )
     return int(value)
 
 
@@ -243,14 +350,17 @@ def state_table(check: Check) -> None:
         _reject_or_stay(check, qp, spec, before_state, after_state, attr_fields, expect, why)
 
 
-def _modify(check: Check, qp: Handle, spec: Mapping[str, Any], before: str, after: str,
-            fields: Mapping[str, Any]) -> Call:
-    return check.modify(qp, check.case.verb, before, after, spec["flags"], fields=fields,
-                        extra_bits=int(spec.get("extra_bits", 0)))
+def _modify(
+    check: Check, qp: Handle, spec: Mapping[str, Any], before: str, after: str, fields: Mapping[str, Any]
+) -> Call:
+    return check.modify(
+        qp, check.case.verb, before, after, spec["flags"], fields=fields, extra_bits=int(spec.get("extra_bits", 0))
+    )
 
 
-def _accept(check: Check, qp: Handle, spec: Mapping[str, Any], before: str, after: str,
-            fields: Mapping[str, Any]) -> None:
+def _accept(
+    check: Check, qp: Handle, spec: Mapping[str, Any], before: str, after: str, fields: Mapping[str, Any]
+) -> None:
     call = _modify(check, qp, spec, before, after, fields)
     if not call.ok:
         raise check.failure(call, f"{check.case.verb} {spec['step']} with these attributes succeeds")
@@ -260,15 +370,23 @@ def _accept(check: Check, qp: Handle, spec: Mapping[str, Any], before: str, afte
     snap, readback = snapshot(check, qp)
     state = state_of(check, snap)
     if state != after:
-        raise check.deviation(f"the QP is in {after} after the call succeeded", f"{readback.verb} reports {state}",
-                              {"state": state}, readback)
+        raise check.deviation(
+            f"the QP is in {after} after the call succeeded",
+            f"{readback.verb} reports {state}",
+            {"state": state},
+            readback,
+        )
     if spec.get("reflect") or spec.get("reflect_only"):
         _reflected(check, snap, call, spec.get("reflect_only") or (), readback)
     if spec.get("grown"):
         small = {k: snap.get(f"cap.{k}") for k in ("max_send_wr", "max_recv_wr")}
         if any(v is None or v < spec["grown"][k] for k, v in small.items()):
-            raise check.deviation("a device advertising IBV_DEVICE_RESIZE_MAX_WR grows the queues",
-                                  f"cap after resize: {small}", {"cap": small}, readback)
+            raise check.deviation(
+                "a device advertising IBV_DEVICE_RESIZE_MAX_WR grows the queues",
+                f"cap after resize: {small}",
+                {"cap": small},
+                readback,
+            )
 
 
 def _reflected(check: Check, snap: Mapping[str, Any], call: Call, only: Sequence[str], readback: Call) -> None:
@@ -284,13 +402,25 @@ def _reflected(check: Check, snap: Mapping[str, Any], call: Call, only: Sequence
         if snap[name] != plain(value):
             wrong[name] = f"set {plain(value)!r}, query reports {snap[name]!r}"
     if wrong:
-        raise check.deviation("the attributes given are those the QP then has",
-                              f"{len(wrong)} attribute(s) differ after a successful call",
-                              {"differ": sorted(wrong)}, readback, attributes=wrong)
+        raise check.deviation(
+            "the attributes given are those the QP then has",
+            f"{len(wrong)} attribute(s) differ after a successful call",
+            {"differ": sorted(wrong)},
+            readback,
+            attributes=wrong,
+        )
 
 
-def _reject_or_stay(check: Check, qp: Handle, spec: Mapping[str, Any], before: str, after: str,
-                    fields: Mapping[str, Any], expect: str, why: str) -> None:
+def _reject_or_stay(
+    check: Check,
+    qp: Handle,
+    spec: Mapping[str, Any],
+    before: str,
+    after: str,
+    fields: Mapping[str, Any],
+    expect: str,
+    why: str,
+) -> None:
     first, _ = snapshot(check, qp)
     call = _modify(check, qp, spec, before, after, fields)
     if expect == REJECT:
@@ -304,7 +434,10 @@ def _reject_or_stay(check: Check, qp: Handle, spec: Mapping[str, Any], before: s
         raise NotExercised(f"the call {'failed' if expect == REJECT else 'succeeded'}, but {unseen}")
     if diff:
         done = f"failed with errno {call.errno_name}" if expect == REJECT else "succeeded"
-        raise check.deviation("the call modifies nothing (the QP's state and every attribute)",
-                              f"it {done}, yet {len(diff)} attribute(s) changed",
-                              {"changed": sorted(diff)}, readback, changed=diff)
-
+        raise check.deviation(
+            "the call modifies nothing (the QP's state and every attribute)",
+            f"it {done}, yet {len(diff)} attribute(s) changed",
+            {"changed": sorted(diff)},
+            readback,
+            changed=diff,
+        )

@@ -18,8 +18,8 @@ from pytest_rdma.lab import kwarn, prereqs, siw, virtiofsd, vm
 from pytest_rdma.lab.prereqs import LabError
 
 DEFAULT_DEVICES = ("rxe0", "siw0")
-EXIT_LAB_FAILED = 3   # pytest's "internal error": the run could not happen
-EXIT_USAGE = 4        # pytest's "usage error"
+EXIT_LAB_FAILED = 3  # pytest's "internal error": the run could not happen
+EXIT_USAGE = 4  # pytest's "usage error"
 
 
 @dataclass
@@ -28,9 +28,9 @@ class LabRequest:
     pytest_args: list[str] = field(default_factory=list)
     results: Path = Path("results")
     cache: Path = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pytest-rdma"
-    per_device: bool = True      # one pytest run per device (reports per driver) or one for all
+    per_device: bool = True  # one pytest run per device (reports per driver) or one for all
     install: bool = True
-    html: bool = False           # install (or check) what the Allure HTML report needs, before the run
+    html: bool = False  # install (or check) what the Allure HTML report needs, before the run
     timeout: float = 3600.0
     report_args: list[str] = field(default_factory=list)
     # Another in-VM runner (module run as `python -m GUEST plan.json`) and what it needs in
@@ -42,8 +42,10 @@ class LabRequest:
 def _check_devices(devices: list[str]) -> None:
     for name in devices:
         if not (name.startswith("rxe") or name.startswith("siw")):
-            raise LabError(f"the lab can create rxeN (Soft-RoCE) and siwN (soft-iWARP) devices, not {name!r}; "
-                           "for other devices run pytest --rdma-dev NAME on a host that has them")
+            raise LabError(
+                f"the lab can create rxeN (Soft-RoCE) and siwN (soft-iWARP) devices, not {name!r}; "
+                "for other devices run pytest --rdma-dev NAME on a host that has them"
+            )
 
 
 def unpack_scratch(results: Path) -> None:
@@ -57,8 +59,11 @@ def unpack_scratch(results: Path) -> None:
         with tarfile.open(packed) as tar:
             # Plain files and directories inside the run's directory only (this Python's
             # tarfile may predate extraction filters).
-            members = [m for m in tar.getmembers() if (m.isfile() or m.isdir())
-                       and (into / m.name).resolve().is_relative_to(into)]
+            members = [
+                m
+                for m in tar.getmembers()
+                if (m.isfile() or m.isdir()) and (into / m.name).resolve().is_relative_to(into)
+            ]
             tar.extractall(into, members=members)
         packed.unlink()
 
@@ -68,8 +73,11 @@ def run(request: LabRequest, log: callable = print) -> int:
     try:
         _check_devices(request.devices)
         want_siw = any(name.startswith("siw") for name in request.devices)
-        kernel = (prereqs.ensure(want_siw, request.cache, log, html=request.html) if request.install
-                  else prereqs.find_kernel())
+        kernel = (
+            prereqs.ensure(want_siw, request.cache, log, html=request.html)
+            if request.install
+            else prereqs.find_kernel()
+        )
         if kernel is None:
             raise LabError("no kernel with rdma_rxe found; run without --no-install to install one")
         vng = prereqs.ensure_virtme(log)
@@ -93,18 +101,34 @@ def run(request: LabRequest, log: callable = print) -> int:
         "env": guest_env,
         **request.plan_extra,
     }
-    vm.precompile([Path(__file__).resolve().parents[1],
-                   *(Path(arg.split("::")[0]) for arg in request.pytest_args if not arg.startswith("-"))])
+    vm.precompile(
+        [
+            Path(__file__).resolve().parents[1],
+            *(Path(arg.split("::")[0]) for arg in request.pytest_args if not arg.startswith("-")),
+        ]
+    )
     # virtio-fs instead of 9p for the shared root wherever we can: every file operation is a
     # round trip under TCG, and virtio-fs lets the VM cache the read-only root (lab/virtiofsd.py).
-    bin_dirs = ((virtiofsd.install(request.cache / "bin"),)
-                if virtiofsd.needs_translator(vm.VIRTIOFSD_PATHS) else ())
+    bin_dirs = (virtiofsd.install(request.cache / "bin"),) if virtiofsd.needs_translator(vm.VIRTIOFSD_PATHS) else ()
     force_9p = vm.virtiofs_fails(vng, request.cache, bin_dirs)
-    log(f"lab: booting {kernel.image.name} ({'KVM' if kvm else 'TCG'}) for {', '.join(request.devices)}; "
-        f"results in {results}")
+    log(
+        f"lab: booting {kernel.image.name} ({'KVM' if kvm else 'TCG'}) for {', '.join(request.devices)}; "
+        f"results in {results}"
+    )
     console = results / "lab-console.log"
-    outcome = vm.run(vng, kernel, kvm, results, plan, started, console, request.timeout, guest=request.guest,
-                     force_9p=force_9p, bin_dirs=bin_dirs)
+    outcome = vm.run(
+        vng,
+        kernel,
+        kvm,
+        results,
+        plan,
+        started,
+        console,
+        request.timeout,
+        guest=request.guest,
+        force_9p=force_9p,
+        bin_dirs=bin_dirs,
+    )
     if not force_9p:
         vm.remember_virtiofs(vng, request.cache, console, bin_dirs)
     unpack_scratch(results)
@@ -114,10 +138,13 @@ def run(request: LabRequest, log: callable = print) -> int:
         return EXIT_LAB_FAILED
     total = time.monotonic() - started
     first = f"{outcome.first_test_s:.1f} s" if outcome.first_test_s is not None else "no test ran"
-    log(f"lab: cold start to first test: {first} ({'KVM' if kvm else 'TCG'}); whole lab run: {total:.1f} s; "
-        f"pytest exit code {outcome.exit_code}")
-    (results / "lab-timing.txt").write_text(f"first_test_s={outcome.first_test_s}\ntotal_s={total:.1f}\n"
-                                            f"accel={'kvm' if kvm else 'tcg'}\n")
+    log(
+        f"lab: cold start to first test: {first} ({'KVM' if kvm else 'TCG'}); whole lab run: {total:.1f} s; "
+        f"pytest exit code {outcome.exit_code}"
+    )
+    (results / "lab-timing.txt").write_text(
+        f"first_test_s={outcome.first_test_s}\ntotal_s={total:.1f}\naccel={'kvm' if kvm else 'tcg'}\n"
+    )
     return outcome.exit_code
 
 
@@ -135,5 +162,8 @@ def kept_results(results: Path) -> str:
         kept.append(f"{lines} ({count} finished checks)")
     if not kept:
         return f"no check finished: no results in {results}"
-    return ("results of the finished checks are kept in " + ", ".join(kept)
-            + "; 'pytest-rdma finish FILE.jsonl' makes the final results document from them")
+    return (
+        "results of the finished checks are kept in "
+        + ", ".join(kept)
+        + "; 'pytest-rdma finish FILE.jsonl' makes the final results document from them"
+    )

@@ -43,8 +43,11 @@ def chooses_xdist(pytest_args: list[str]) -> bool:
         name = arg.split("=", 1)[0]
         if name in _XDIST_CHOICES or (arg.startswith("-n") and not arg.startswith("--")):
             return True  # -n 2, -n2, -nauto, --numprocesses=2, --dist load...
-        plugin = arg[2:] if arg.startswith("-p") and len(arg) > 2 else (
-            pytest_args[index + 1] if arg == "-p" and index + 1 < len(pytest_args) else "")
+        plugin = (
+            arg[2:]
+            if arg.startswith("-p") and len(arg) > 2
+            else (pytest_args[index + 1] if arg == "-p" and index + 1 < len(pytest_args) else "")
+        )
         if plugin.lstrip("=") in ("no:xdist", "xdist"):
             return True
     return False
@@ -108,8 +111,10 @@ def resource_report(devices: list[str], before: Counts, after: Counts) -> tuple[
             lines.append(f"{device}: resource counts not readable (no RDMA netlink?)")
         elif device in leaked:
             found = ", ".join(f"+{n} {kind}" for kind, n in leaked[device].items())
-            lines.append(f"{device}: LEAKED after the run: {found} (rdma resource; before {before[device]}, "
-                         f"after {after[device]})")
+            lines.append(
+                f"{device}: LEAKED after the run: {found} (rdma resource; before {before[device]}, "
+                f"after {after[device]})"
+            )
         else:
             lines.append(f"{device}: resource counts back to start")
     return {"before": before, "after": after, "leaked": leaked}, lines
@@ -133,9 +138,12 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
             return f"insmod {siw_ko} failed: {loaded.stderr.strip()}"
     for index, (name, kind) in enumerate(kinds.items()):
         netdev = f"rdmalab{index}"
-        for argv in (("ip", "link", "add", netdev, "type", "dummy"), ("ip", "link", "set", netdev, "up"),
-                     ("ip", "addr", "add", f"{LAB_NETWORK.format(index + 1)}/32", "dev", netdev),
-                     ("rdma", "link", "add", name, "type", kind, "netdev", netdev)):
+        for argv in (
+            ("ip", "link", "add", netdev, "type", "dummy"),
+            ("ip", "link", "set", netdev, "up"),
+            ("ip", "addr", "add", f"{LAB_NETWORK.format(index + 1)}/32", "dev", netdev),
+            ("rdma", "link", "add", name, "type", kind, "netdev", netdev),
+        ):
             step = _run(*argv)
             if step.returncode:
                 return f"{' '.join(argv)} failed: {step.stderr.strip()}"
@@ -172,8 +180,11 @@ def main(plan_path: str) -> int:
     if problem:
         print(f"lab: device setup failed: {problem}\nlab: the kernel's last lines:\n{_kernel_tail()}", flush=True)
         return EXIT_DEVICE_FAILED
-    print(f"lab: {', '.join(plan['devices'])} ready at guest uptime {_uptime():.1f} s "
-          f"(setup {_uptime() - started:.1f} s)", flush=True)
+    print(
+        f"lab: {', '.join(plan['devices'])} ready at guest uptime {_uptime():.1f} s "
+        f"(setup {_uptime() - started:.1f} s)",
+        flush=True,
+    )
     # From here the kernel log goes to results/lab-kernel.log (and to the checks that read it),
     # not to the console, where it would break into pytest's output mid-line.
     _run("dmesg", "--console-level", "1")
@@ -190,13 +201,22 @@ def main(plan_path: str) -> int:
         run_dir = results / label
         run_dir.mkdir(parents=True, exist_ok=True)
         isolation = isolation_args(plan["pytest_args"], xdist)
-        argv = [plan["python"], "-m", "pytest", "-p", "no:cacheprovider",
-                *(f"--rdma-dev={device}" for device in devices),
-                *plan.get("report_args", []), *isolation,
-                *plan["pytest_args"]]
+        argv = [
+            plan["python"],
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            *(f"--rdma-dev={device}" for device in devices),
+            *plan.get("report_args", []),
+            *isolation,
+            *plan["pytest_args"],
+        ]
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
-        argv = [arg.replace("{results}", str(run_dir)).replace("{scratch}", str(scratch)).replace("{dev}", label)
-                for arg in argv]
+        argv = [
+            arg.replace("{results}", str(run_dir)).replace("{scratch}", str(scratch)).replace("{dev}", label)
+            for arg in argv
+        ]
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
         before = resource_counts(devices)
         code = subprocess.run(argv, cwd=plan["cwd"], env=env, check=False).returncode

@@ -45,15 +45,18 @@ def kwarn_module(kernel: Kernel, cache: Path, log: callable = print) -> Path:
     if target.exists():
         return target
     if not kernel.headers.is_dir():
-        raise LabError(f"kernel headers for {kernel.release} are missing, so the lab cannot build its "
-                       f"kernel-warning module; install them: apt-get install linux-headers-{kernel.release}")
+        raise LabError(
+            f"kernel headers for {kernel.release} are missing, so the lab cannot build its "
+            f"kernel-warning module; install them: apt-get install linux-headers-{kernel.release}"
+        )
     log(f"lab: building {NAME}.ko for {kernel.release} (once; cached in {target.parent})")
     with tempfile.TemporaryDirectory(prefix="kwarn-build-") as tmp:
         src = Path(tmp) / "src"
         shutil.copytree(SOURCE, src, ignore=shutil.ignore_patterns("__pycache__"))
         try:
-            build = subprocess.run(["make", "-C", str(kernel.headers), f"M={src}", "modules"],
-                                   capture_output=True, text=True, check=False)
+            build = subprocess.run(
+                ["make", "-C", str(kernel.headers), f"M={src}", "modules"], capture_output=True, text=True, check=False
+            )
         except FileNotFoundError as exc:
             raise LabError(f"building {NAME}.ko needs make and gcc: apt-get install make gcc ({exc})") from exc
         built = src / f"{NAME}.ko"

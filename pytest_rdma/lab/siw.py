@@ -23,8 +23,10 @@ def _source_tarball(kernel: Kernel) -> Path:
     series = ".".join(re.findall(r"\d+", kernel.release)[:2])  # "6.1.0-56-amd64" -> "6.1"
     candidates = sorted(glob.glob(f"/usr/src/linux-source-{series}.tar.*"))
     if not candidates:
-        raise LabError(f"no /usr/src/linux-source-{series}.tar.* to build siw from; "
-                       f"install it: apt-get install linux-source-{series}")
+        raise LabError(
+            f"no /usr/src/linux-source-{series}.tar.* to build siw from; "
+            f"install it: apt-get install linux-source-{series}"
+        )
     return Path(candidates[-1])
 
 
@@ -34,17 +36,24 @@ def siw_module(kernel: Kernel, cache: Path, log: callable = print) -> Path:
     if target.exists():
         return target
     if not kernel.headers.is_dir():
-        raise LabError(f"kernel headers for {kernel.release} are missing; "
-                       f"install them: apt-get install linux-headers-{kernel.release}")
+        raise LabError(
+            f"kernel headers for {kernel.release} are missing; "
+            f"install them: apt-get install linux-headers-{kernel.release}"
+        )
     tarball = _source_tarball(kernel)
     log(f"lab: building siw.ko for {kernel.release} from {tarball.name} (once; cached in {target.parent})")
     with tempfile.TemporaryDirectory(prefix="siw-build-") as tmp:
         prefix = tarball.name.split(".tar", 1)[0]  # Debian's tarball holds one top directory of its name
-        subprocess.run(["tar", "-xf", str(tarball), "-C", tmp, "--strip-components=1", f"{prefix}/{SIW_DIR}"],
-                       check=True)
+        subprocess.run(
+            ["tar", "-xf", str(tarball), "-C", tmp, "--strip-components=1", f"{prefix}/{SIW_DIR}"], check=True
+        )
         src = Path(tmp) / SIW_DIR
-        build = subprocess.run(["make", "-C", str(kernel.headers), f"M={src}", "CONFIG_RDMA_SIW=m", "modules"],
-                               capture_output=True, text=True, check=False)
+        build = subprocess.run(
+            ["make", "-C", str(kernel.headers), f"M={src}", "CONFIG_RDMA_SIW=m", "modules"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if build.returncode != 0 or not (src / "siw.ko").exists():
             tail = "\n".join((build.stdout + build.stderr).splitlines()[-20:])
             raise LabError(f"building siw.ko failed:\n{tail}")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 C_DAEMON = Path("/usr/lib/qemu/virtiofsd")
 RUST_STYLE = "--shared-dir"  # an option only the daemon virtme-ng expects knows
-SOCKET_WAIT_S = 2.5          # virtme-ng gives up on the pid file after about 3 s
+SOCKET_WAIT_S = 2.5  # virtme-ng gives up on the pid file after about 3 s
 
 
 def _help(path: str) -> str:

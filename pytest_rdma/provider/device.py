@@ -111,9 +111,7 @@ class DeviceUnderTest:
         return dict(call.outs[out])
 
     def _port(self, usable: bool) -> dict[str, Any]:
-        call = self.calls.invoke(
-            "ibv_query_port", {"context": self.context, "port_num": self.port_num}, phase="setup"
-        )
+        call = self.calls.invoke("ibv_query_port", {"context": self.context, "port_num": self.port_num}, phase="setup")
         count = self.facts["attr"]["phys_port_cnt"]
         if not call.ok:
             self.close()
@@ -166,7 +164,7 @@ class DeviceUnderTest:
 
     # -- what the device advertises -------------------------------------------------------
     def missing(self, cap: Cap) -> str:
-        """"" when the device advertises `cap`, else the attribute and the value that say it does not."""
+        """ "" when the device advertises `cap`, else the attribute and the value that say it does not."""
         if cap.test == "transport":
             return "" if self.transport in cap.values else f"transport = {self.transport}"
         try:

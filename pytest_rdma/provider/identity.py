@@ -20,10 +20,25 @@ SYSFS_INFINIBAND = Path("/sys/class/infiniband")
 
 # Kernel driver of a parent PCI/auxiliary device -> the verbs provider it implies.
 KERNEL_DRIVER_TO_PROVIDER = {
-    "mlx5_core": "mlx5", "mlx4_core": "mlx4", "bnxt_en": "bnxt_re", "bnxt_re": "bnxt_re",
-    "irdma": "irdma", "i40iw": "irdma", "efa": "efa", "hns3": "hns", "hns_roce_hw_v2": "hns",
-    "erdma": "erdma", "mana": "mana", "mana_ib": "mana", "qede": "qedr", "qedr": "qedr",
-    "cxgb4": "cxgb4", "vmw_pvrdma": "vmw_pvrdma", "hfi1": "hfi1", "qib": "qib", "ib_qib": "qib",
+    "mlx5_core": "mlx5",
+    "mlx4_core": "mlx4",
+    "bnxt_en": "bnxt_re",
+    "bnxt_re": "bnxt_re",
+    "irdma": "irdma",
+    "i40iw": "irdma",
+    "efa": "efa",
+    "hns3": "hns",
+    "hns_roce_hw_v2": "hns",
+    "erdma": "erdma",
+    "mana": "mana",
+    "mana_ib": "mana",
+    "qede": "qedr",
+    "qedr": "qedr",
+    "cxgb4": "cxgb4",
+    "vmw_pvrdma": "vmw_pvrdma",
+    "hfi1": "hfi1",
+    "qib": "qib",
+    "ib_qib": "qib",
 }
 
 NODE_TYPES = {1: "CA", 2: "SWITCH", 3: "ROUTER", 4: "RNIC", 5: "USNIC", 6: "USNIC_UDP", 7: "UNSPECIFIED"}
@@ -45,9 +60,11 @@ class DeviceIdentity:
         return asdict(self)
 
     def header_line(self) -> str:
-        return (f"{self.name}: driver={self.driver} node={self.node_type} transport={self.transport} "
-                f"fw={self.firmware} vendor={self.vendor_id}:{self.vendor_part_id} "
-                f"kernel={self.kernel} rdma-core={self.rdma_core}")
+        return (
+            f"{self.name}: driver={self.driver} node={self.node_type} transport={self.transport} "
+            f"fw={self.firmware} vendor={self.vendor_id}:{self.vendor_part_id} "
+            f"kernel={self.kernel} rdma-core={self.rdma_core}"
+        )
 
 
 def sysfs_devices() -> list[str]:
@@ -91,8 +108,9 @@ def rdma_core_version() -> str:
     return "unknown"
 
 
-def identify(name: str, vendor_id: int, vendor_part_id: int, firmware: str = "",
-             node_type: int | None = None) -> DeviceIdentity:
+def identify(
+    name: str, vendor_id: int, vendor_part_id: int, firmware: str = "", node_type: int | None = None
+) -> DeviceIdentity:
     """Combine nldev, sysfs and the device's own attributes into one identity."""
     try:
         facts = netlink.device_facts().get(name, {})

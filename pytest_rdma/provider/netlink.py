@@ -61,9 +61,27 @@ NLA_TYPE_MASK = 0x3FFF
 
 # enum rdma_driver_id in <rdma/ib_user_ioctl_verbs.h>; the kernel ABI, stable by contract.
 DRIVER_IDS = (
-    "unknown", "mlx5", "mlx4", "cxgb3", "cxgb4", "mthca", "bnxt_re", "ocrdma", "nes",
-    "irdma", "vmw_pvrdma", "qedr", "hns", "usnic", "rxe", "hfi1", "qib", "efa", "siw",
-    "erdma", "mana",
+    "unknown",
+    "mlx5",
+    "mlx4",
+    "cxgb3",
+    "cxgb4",
+    "mthca",
+    "bnxt_re",
+    "ocrdma",
+    "nes",
+    "irdma",
+    "vmw_pvrdma",
+    "qedr",
+    "hns",
+    "usnic",
+    "rxe",
+    "hfi1",
+    "qib",
+    "efa",
+    "siw",
+    "erdma",
+    "mana",
 )
 
 
@@ -113,8 +131,9 @@ def parse_replies(data: bytes) -> tuple[list[dict[int, bytes]], bool]:
     return replies, False
 
 
-def _exchange(sock: socket.socket, command: int, payload: bytes = b"", dump: bool = True,
-              seq: int = 1) -> list[dict[int, bytes]]:
+def _exchange(
+    sock: socket.socket, command: int, payload: bytes = b"", dump: bool = True, seq: int = 1
+) -> list[dict[int, bytes]]:
     msg_type = (RDMA_NL_NLDEV << 10) | command
     flags = NLM_F_REQUEST | (NLM_F_DUMP if dump else 0)
     sock.send(struct.pack("IHHII", 16 + len(payload), msg_type, flags, seq, os.getpid()) + payload)

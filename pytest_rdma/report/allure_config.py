@@ -34,8 +34,15 @@ GATED = (DEVIATES, CRASH, TIMEOUT)  # outcomes that fail the release gate
 GATE_ID = "no-new-deviation-or-crash"
 # Environment variables shown per driver: the identity field -> its heading.
 # (The driver is the environment's name.)
-IDENTITY_FIELDS = (("name", "device"), ("kernel", "kernel"), ("rdma_core", "rdma-core"), ("firmware", "firmware"),
-                   ("vendor", "vendor / part"), ("node_type", "node type"), ("transport", "transport"))
+IDENTITY_FIELDS = (
+    ("name", "device"),
+    ("kernel", "kernel"),
+    ("rdma_core", "rdma-core"),
+    ("firmware", "firmware"),
+    ("vendor", "vendor / part"),
+    ("node_type", "node type"),
+    ("transport", "transport"),
+)
 GATE_VARIABLE = "quality gate"
 
 
@@ -44,20 +51,53 @@ def _outcome(*outcomes: str) -> dict[str, Any]:
 
 
 CATEGORIES: list[dict[str, Any]] = [
-    {"id": "new-deviation", "name": "New deviation (no waiver covers it)", "matchers": _outcome(DEVIATES),
-     "groupBy": ["environment", {"label": "verb"}], "groupByMessage": False, "expand": True},
-    {"id": "crash-or-timeout", "name": "Crash or timeout", "matchers": _outcome(CRASH, TIMEOUT),
-     "groupBy": ["environment", {"label": "outcome"}], "groupByMessage": False, "expand": True},
-    {"id": "error", "name": "Error: the check could not be set up or finished", "matchers": _outcome(ERROR),
-     "groupBy": ["environment"]},
-    {"id": "waived", "name": "Waived deviation (known: reason and link)", "matchers": _outcome(WAIVED),
-     "groupBy": ["environment", {"label": "known_issue"}], "groupByMessage": False},
-    {"id": "unsupported", "name": "Unsupported (the device does not advertise the capability)",
-     "matchers": _outcome(UNSUPPORTED), "groupBy": ["environment"]},
-    {"id": "not-exercised", "name": "Not exercised (the precondition could not be reached)",
-     "matchers": _outcome(NOT_EXERCISED), "groupBy": ["environment"]},
-    {"id": "waiver-fixed", "name": "Conforms again: remove its waiver", "matchers": {"labels": {"waiver": "^fixed$"}},
-     "groupBy": ["environment"]},
+    {
+        "id": "new-deviation",
+        "name": "New deviation (no waiver covers it)",
+        "matchers": _outcome(DEVIATES),
+        "groupBy": ["environment", {"label": "verb"}],
+        "groupByMessage": False,
+        "expand": True,
+    },
+    {
+        "id": "crash-or-timeout",
+        "name": "Crash or timeout",
+        "matchers": _outcome(CRASH, TIMEOUT),
+        "groupBy": ["environment", {"label": "outcome"}],
+        "groupByMessage": False,
+        "expand": True,
+    },
+    {
+        "id": "error",
+        "name": "Error: the check could not be set up or finished",
+        "matchers": _outcome(ERROR),
+        "groupBy": ["environment"],
+    },
+    {
+        "id": "waived",
+        "name": "Waived deviation (known: reason and link)",
+        "matchers": _outcome(WAIVED),
+        "groupBy": ["environment", {"label": "known_issue"}],
+        "groupByMessage": False,
+    },
+    {
+        "id": "unsupported",
+        "name": "Unsupported (the device does not advertise the capability)",
+        "matchers": _outcome(UNSUPPORTED),
+        "groupBy": ["environment"],
+    },
+    {
+        "id": "not-exercised",
+        "name": "Not exercised (the precondition could not be reached)",
+        "matchers": _outcome(NOT_EXERCISED),
+        "groupBy": ["environment"],
+    },
+    {
+        "id": "waiver-fixed",
+        "name": "Conforms again: remove its waiver",
+        "matchers": {"labels": {"waiver": "^fixed$"}},
+        "groupBy": ["environment"],
+    },
 ]
 
 
@@ -114,29 +154,34 @@ def summary_variables(drivers: Mapping[str, Mapping[str, Any]], gate: str = "") 
     """
     variables = {GATE_VARIABLE: gate} if gate else {}
     for _, heading in IDENTITY_FIELDS:
-        shown = [(env["variables"].get("device", driver), env["variables"][heading])
-                 for driver, env in drivers.items() if heading in env["variables"]]
+        shown = [
+            (env["variables"].get("device", driver), env["variables"][heading])
+            for driver, env in drivers.items()
+            if heading in env["variables"]
+        ]
         if len({value for _, value in shown}) == 1:
             variables[heading] = shown[0][1]
         elif shown:
             variables[heading] = " · ".join(f"{device} {value}" for device, value in shown)
     if "device" in variables and len(drivers) > 1:
-        variables["device"] = " · ".join(f"{env['variables'].get('device', '?')} ({driver})"
-                                         for driver, env in drivers.items())
+        variables["device"] = " · ".join(
+            f"{env['variables'].get('device', '?')} ({driver})" for driver, env in drivers.items()
+        )
     return variables
 
 
-def config_module(name: str, drivers: Mapping[str, Mapping[str, Any]], history: Path | None,
-                  gate: str = "") -> str:
+def config_module(name: str, drivers: Mapping[str, Mapping[str, Any]], history: Path | None, gate: str = "") -> str:
     """The text of allurerc.mjs; `gate` is the quality gate's verdict, shown among the report's variables."""
     variables = summary_variables(drivers, gate)
     envs = []
     for driver, env in drivers.items():
-        envs.append(f"    {json.dumps(env_id(driver))}: {{\n"
-                    f"      name: {json.dumps(env['name'])},\n"
-                    f"      variables: {json.dumps(env['variables'], sort_keys=False)},\n"
-                    f"      matcher: ({{ labels }}) => hasLabel(labels, \"driver\", {json.dumps(driver)}),\n"
-                    "    },")
+        envs.append(
+            f"    {json.dumps(env_id(driver))}: {{\n"
+            f"      name: {json.dumps(env['name'])},\n"
+            f"      variables: {json.dumps(env['variables'], sort_keys=False)},\n"
+            f'      matcher: ({{ labels }}) => hasLabel(labels, "driver", {json.dumps(driver)}),\n'
+            "    },"
+        )
     lines = [
         "// Made by pytest-rdma (pytest_rdma/report/allure_config.py) from the runs' results: do not edit.",
         "const hasLabel = (labels, name, value) =>",
@@ -159,7 +204,7 @@ def config_module(name: str, drivers: Mapping[str, Mapping[str, Any]], history: 
         "      {",
         f"        id: {json.dumps(GATE_ID)},",
         "        maxFailures: 0,",
-        "        filter: (tr) => tr.labels.some((label) => label.name === \"outcome\" && GATED.includes(label.value)),",
+        '        filter: (tr) => tr.labels.some((label) => label.name === "outcome" && GATED.includes(label.value)),',
         "      },",
         "    ],",
         "  },",

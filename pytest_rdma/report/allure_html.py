@@ -65,12 +65,22 @@ def allure_cli(cache: Path | None = None) -> list[str]:
         if npm is None or shutil.which("node") is None:
             raise RuntimeError("the Allure 3 report needs Node.js and npm (Debian: apt-get install nodejs npm)")
         cache.mkdir(parents=True, exist_ok=True)
-        command = [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", "--loglevel", "error",
-                   *(f"{name}@{version}" for name, version in wanted.items())]
+        command = [
+            npm,
+            "install",
+            "--prefix",
+            str(cache),
+            "--no-audit",
+            "--no-fund",
+            "--loglevel",
+            "error",
+            *(f"{name}@{version}" for name, version in wanted.items()),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
         if done.returncode != 0 or not node.exists() or not cli.exists():
-            raise RuntimeError(f"npm could not install {', '.join(missing)} into {cache}:\n"
-                               f"{done.stderr.strip()[-2000:]}")
+            raise RuntimeError(
+                f"npm could not install {', '.join(missing)} into {cache}:\n{done.stderr.strip()[-2000:]}"
+            )
     return [str(node), str(cli)]
 
 
@@ -80,10 +90,14 @@ def allure_cli(cache: Path | None = None) -> list[str]:
 # and about one load in three showed an empty report. Declaring the data store first makes the app
 # wait for the embedded data. The page also loads Google Analytics; a release report opened from
 # disk or a CI artifact makes no request to anyone.
-DATA_FIRST = ("<script>window.allureReportDataReady = false; "
-              "window.allureReportData = window.allureReportData || {};</script>")
-ANALYTICS = re.compile(r'\s*<script async src="https://www\.googletagmanager\.com/[^"]*"></script>'
-                       r'\s*<script>[^<]*?gtag\([^<]*?</script>', re.S)
+DATA_FIRST = (
+    "<script>window.allureReportDataReady = false; window.allureReportData = window.allureReportData || {};</script>"
+)
+ANALYTICS = re.compile(
+    r'\s*<script async src="https://www\.googletagmanager\.com/[^"]*"></script>'
+    r"\s*<script>[^<]*?gtag\([^<]*?</script>",
+    re.S,
+)
 
 
 def single_file_fixes(index: Path) -> None:
@@ -121,12 +135,20 @@ def gate_verdict(passed: bool, text: str) -> str:
 
 
 def _allure(command: list[str], args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=900, check=False,
-                          env={**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0"}, cwd=cwd)
+    return subprocess.run(
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1", "FORCE_COLOR": "0"},
+        cwd=cwd,
+    )
 
 
-def build(results_dirs: Sequence[str | Path], out_dir: str | Path, name: str = "pytest-rdma",
-          history: Path | None = None) -> Report:
+def build(
+    results_dirs: Sequence[str | Path], out_dir: str | Path, name: str = "pytest-rdma", history: Path | None = None
+) -> Report:
     """The HTML report of `results_dirs` (written with --rdma-allure) in out_dir, and its quality gate."""
     started = time.monotonic()
     dirs = [Path(d).resolve() for d in results_dirs]
@@ -147,8 +169,9 @@ def build(results_dirs: Sequence[str | Path], out_dir: str | Path, name: str = "
             raise RuntimeError(f"allure quality-gate failed to run ({gate.returncode}):\n{gate_text[-2000:]}")
         passed = gate.returncode == 0
         config = write_config(dirs, config, name, history, gate_verdict(passed, gate_text))
-        done = _allure(command, ["generate", "--config", str(config), "--output", str(out), *map(str, dirs)],
-                       Path(scratch))
+        done = _allure(
+            command, ["generate", "--config", str(config), "--output", str(out), *map(str, dirs)], Path(scratch)
+        )
         index = out / "index.html"
         if done.returncode != 0 or not index.exists():
             output = ANSI.sub("", done.stdout + done.stderr)[-2000:]
@@ -166,27 +189,47 @@ def report_main(argv: list[str]) -> int:
         description="Build one Allure 3 HTML report (a single index.html) from the Allure results of one or more "
         "runs (pytest --rdma-allure DIR): one environment per driver, categories, links to the man pages, "
         "reproducers attached. Exits 1 when the quality gate fails: a deviation no waiver covers, a crash or a "
-        "timeout.")
+        "timeout.",
+    )
     # nargs="*" so that an unknown option is named before a missing directory.
-    parser.add_argument("results", nargs="*", type=Path, metavar="RESULTS_DIR",
-                        help="Allure results directories (one per run, e.g. one per device)")
-    parser.add_argument("-o", "--output", type=Path, default=Path("allure-report"), metavar="DIR",
-                        help="where the report goes (default ./allure-report); DIR/index.html is the report")
-    parser.add_argument("--history", type=Path, metavar="FILE",
-                        help=f"Allure's history file: each report adds to it and shows what changed since the last "
-                        f"(default: {HISTORY_NAME} beside the output directory)")
+    parser.add_argument(
+        "results",
+        nargs="*",
+        type=Path,
+        metavar="RESULTS_DIR",
+        help="Allure results directories (one per run, e.g. one per device)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("allure-report"),
+        metavar="DIR",
+        help="where the report goes (default ./allure-report); DIR/index.html is the report",
+    )
+    parser.add_argument(
+        "--history",
+        type=Path,
+        metavar="FILE",
+        help=f"Allure's history file: each report adds to it and shows what changed since the last "
+        f"(default: {HISTORY_NAME} beside the output directory)",
+    )
     parser.add_argument("--no-history", action="store_true", help="neither read nor extend a history file")
     parser.add_argument("--name", default="pytest-rdma", help="the report's title")
-    parser.add_argument("--config-only", action="store_true",
-                        help="only write DIR/allurerc.mjs, for running Allure yourself")
+    parser.add_argument(
+        "--config-only", action="store_true", help="only write DIR/allurerc.mjs, for running Allure yourself"
+    )
     options = parser.parse_args(argv)
     if not options.results:
-        return fail("pytest-rdma report", "name at least one Allure results directory (pytest --rdma-allure DIR "
-                    "writes one)")
+        return fail(
+            "pytest-rdma report", "name at least one Allure results directory (pytest --rdma-allure DIR writes one)"
+        )
     missing = [str(path) for path in options.results if not path.is_dir()]
     if missing:
-        return fail("pytest-rdma report", f"no Allure results directory {', '.join(missing)} (pytest --rdma-allure DIR "
-                    "writes one)")
+        return fail(
+            "pytest-rdma report",
+            f"no Allure results directory {', '.join(missing)} (pytest --rdma-allure DIR writes one)",
+        )
     history = None if options.no_history else (options.history or options.output.resolve().parent / HISTORY_NAME)
     if options.config_only:
         path = write_config(options.results, options.output / CONFIG_NAME, options.name, history)

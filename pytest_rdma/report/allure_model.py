@@ -45,8 +45,16 @@ from pytest_rdma.outcomes import (
 from pytest_rdma.report import links
 from pytest_rdma.report.redact import redact
 
-STATUS = {CONFORMS: "passed", DEVIATES: "failed", WAIVED: "failed", CRASH: "broken", TIMEOUT: "broken",
-          ERROR: "broken", UNSUPPORTED: "skipped", NOT_EXERCISED: "skipped"}
+STATUS = {
+    CONFORMS: "passed",
+    DEVIATES: "failed",
+    WAIVED: "failed",
+    CRASH: "broken",
+    TIMEOUT: "broken",
+    ERROR: "broken",
+    UNSUPPORTED: "skipped",
+    NOT_EXERCISED: "skipped",
+}
 NO_DEVICE = "no device"
 STEP_LINE = re.compile(r"^\[(?P<index>-?\d+)\] (?P<phase>\w+): (?P<text>.*)$", re.S)
 TEXT_LIMIT = 4000
@@ -126,11 +134,14 @@ def status_message(record: Mapping[str, Any]) -> str:
             text += f" (a waiver exists for another observation: {reason})"
         return text
     if outcome == WAIVED:
-        return (f"waived: {waiver.get('reason') or reason.removeprefix('waived: ')} ({waiver.get('link', '')}); "
-                f"expected {expected}; observed {observed}")
+        return (
+            f"waived: {waiver.get('reason') or reason.removeprefix('waived: ')} ({waiver.get('link', '')}); "
+            f"expected {expected}; observed {observed}"
+        )
     if outcome == UNSUPPORTED:
-        return f"unsupported: {reason}" + (" (blocked: no check of this kind can run here)"
-                                           if record.get("blocked") else "")
+        return f"unsupported: {reason}" + (
+            " (blocked: no check of this kind can run here)" if record.get("blocked") else ""
+        )
     if outcome == NOT_EXERCISED:
         return f"not exercised: {reason}"
     if outcome == CONFORMS:
@@ -148,8 +159,14 @@ def description(record: Mapping[str, Any], has_reproducer: bool, quote: str = ""
     link = links.text_link(cited)
     where = f"[{cited}]({link.url})" if link.url else cited
     if record.get("claim_text") and quote:
-        lines += [f"**What the man page says** ({where}):", "", f"> {quote}", "",
-                  f"**The claim checked, in our words:** {record['claim_text']}", ""]
+        lines += [
+            f"**What the man page says** ({where}):",
+            "",
+            f"> {quote}",
+            "",
+            f"**The claim checked, in our words:** {record['claim_text']}",
+            "",
+        ]
     elif record.get("claim_text"):
         lines += [f"**What the man page says** ({where}, in our words):", "", f"> {record['claim_text']}", ""]
     others = [link for link in source_links(record) if link.name != cited]
@@ -161,13 +178,17 @@ def description(record: Mapping[str, Any], has_reproducer: bool, quote: str = ""
     on = f"{device} (driver {record.get('driver')}, {identity.get('transport', '')})" if device else "no device"
     params = ", ".join(f"{name} = {value}" for name, value in (record.get("params") or {}).items() if str(value))
     calls = [line for line in record.get("steps") or () if ": " in line]
-    lines.append(f"**What was done:** on {on}, case `{record.get('variant') or record.get('case_id') or '-'}`"
-                 + (f" ({params})" if params else "")
-                 + (f": {len(calls)} verb calls, each a step below." if calls else "."))
+    lines.append(
+        f"**What was done:** on {on}, case `{record.get('variant') or record.get('case_id') or '-'}`"
+        + (f" ({params})" if params else "")
+        + (f": {len(calls)} verb calls, each a step below." if calls else ".")
+    )
     if record.get("decided_by"):
         who = {"provider": "the provider", "kernel": "the kernel"}.get(record["decided_by"], record["decided_by"])
-        lines.append(f"The outcome was decided by {who}"
-                     + (f" ({', '.join(record['routes'])})." if record.get("routes") else "."))
+        lines.append(
+            f"The outcome was decided by {who}"
+            + (f" ({', '.join(record['routes'])})." if record.get("routes") else ".")
+        )
     lines.append("")
     lines += observed_lines(record, has_reproducer)
     return redact("\n".join(lines)).strip() + "\n"
@@ -185,12 +206,18 @@ def observed_lines(record: Mapping[str, Any], has_reproducer: bool) -> list[str]
     if waiver:
         link = links.text_link(str(waiver.get("link") or ""))
         shown = f"[{link.name}]({link.url})" if link.url else link.name
-        lines += ["", f"**Waiver** ({waiver.get('status')}, {waiver.get('file')}:{waiver.get('line')}): "
-                      f"{waiver.get('reason', '')} ({shown})"]
+        lines += [
+            "",
+            f"**Waiver** ({waiver.get('status')}, {waiver.get('file')}:{waiver.get('line')}): "
+            f"{waiver.get('reason', '')} ({shown})",
+        ]
     if has_reproducer:
         reproducer = record.get("reproducer") or {}
-        lines += ["", f"**Reproducers** (attached): `{reproducer.get('c', '')}` (C: gcc FILE -libverbs), "
-                      f"`{reproducer.get('python', '')}` (Python)."]
+        lines += [
+            "",
+            f"**Reproducers** (attached): `{reproducer.get('c', '')}` (C: gcc FILE -libverbs), "
+            f"`{reproducer.get('python', '')}` (Python).",
+        ]
     elif record.get("rerun"):
         lines += ["", f"**Rerun:** `{record['rerun']}`"]
     for name in ("leak", "kernel_log"):
@@ -204,11 +231,20 @@ def labels(record: Mapping[str, Any]) -> list[dict[str, str]]:
     driver = driver_of(record)
     verb = str(record.get("verb") or record.get("test") or "")
     claim = str(record.get("claim") or record.get("stable_id") or "")
-    pairs = [("parentSuite", driver), ("suite", verb), ("subSuite", claim),
-             ("driver", driver), ("device", str(record.get("device") or NO_DEVICE)), ("verb", verb),
-             ("claim", claim), ("qp_type", qp_type(record)), ("outcome", record["outcome"]),
-             ("decided_by", str(record.get("decided_by") or record.get("layer") or "")),
-             ("transport", str(identity.get("transport") or "")), ("framework", "pytest-rdma")]
+    pairs = [
+        ("parentSuite", driver),
+        ("suite", verb),
+        ("subSuite", claim),
+        ("driver", driver),
+        ("device", str(record.get("device") or NO_DEVICE)),
+        ("verb", verb),
+        ("claim", claim),
+        ("qp_type", qp_type(record)),
+        ("outcome", record["outcome"]),
+        ("decided_by", str(record.get("decided_by") or record.get("layer") or "")),
+        ("transport", str(identity.get("transport") or "")),
+        ("framework", "pytest-rdma"),
+    ]
     waiver = record.get("waiver") or {}
     if waiver.get("status"):
         pairs.append(("waiver", str(waiver["status"])))
@@ -224,13 +260,13 @@ def result_links(record: Mapping[str, Any]) -> list[dict[str, str]]:
         link = links.text_link(str(waiver["link"]))
         if link.url and all(link.url != other.url for other in found):
             found.append(links.Link(f"waiver: {link.name}", link.url, "issue" if link.kind == "issue" else "link"))
-    return [{"name": link.name, "url": link.url, "type": "issue" if link.kind == "issue" else "link"}
-            for link in found]
+    return [{"name": link.name, "url": link.url, "type": "issue" if link.kind == "issue" else "link"} for link in found]
 
 
 def parameters(record: Mapping[str, Any]) -> list[dict[str, str]]:
-    params = [{"name": str(name), "value": str(value)} for name, value in (record.get("params") or {}).items()
-              if str(value)]
+    params = [
+        {"name": str(name), "value": str(value)} for name, value in (record.get("params") or {}).items() if str(value)
+    ]
     if record.get("variant"):
         params.append({"name": "case", "value": str(record["variant"])})
     params.append({"name": "device", "value": str(record.get("device") or NO_DEVICE)})
@@ -253,13 +289,25 @@ def steps(record: Mapping[str, Any], start: int, stop: int) -> list[dict[str, An
         elif found.group("phase") == "teardown" and found.group("text") in failed_teardown:
             status = "broken"
         phases.setdefault(found.group("phase"), []).append(
-            {"name": text, "status": status, "stage": "finished", "start": start, "stop": stop})
+            {"name": text, "status": status, "stage": "finished", "start": start, "stop": stop}
+        )
     out = []
     for phase, calls in phases.items():
-        worst = "failed" if any(c["status"] == "failed" for c in calls) else (
-            "broken" if any(c["status"] == "broken" for c in calls) else "passed")
-        out.append({"name": f"{phase}: {len(calls)} verb call{'s' if len(calls) != 1 else ''}", "status": worst,
-                    "stage": "finished", "start": start, "stop": stop, "steps": calls})
+        worst = (
+            "failed"
+            if any(c["status"] == "failed" for c in calls)
+            else ("broken" if any(c["status"] == "broken" for c in calls) else "passed")
+        )
+        out.append(
+            {
+                "name": f"{phase}: {len(calls)} verb call{'s' if len(calls) != 1 else ''}",
+                "status": worst,
+                "stage": "finished",
+                "start": start,
+                "stop": stop,
+                "steps": calls,
+            }
+        )
     return out
 
 
@@ -276,14 +324,17 @@ def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "", q
     attachments: dict[str, Attachment] = {}
     if reproducer.get("c_text"):
         attachments[f"{result_uuid}-c-attachment.c"] = Attachment(
-            f"reproducer (C): {reproducer.get('c', '')}", "c", str(reproducer["c_text"]).encode())
+            f"reproducer (C): {reproducer.get('c', '')}", "c", str(reproducer["c_text"]).encode()
+        )
     if python_text:
         attachments[f"{result_uuid}-py-attachment.py"] = Attachment(
-            f"reproducer (Python): {reproducer.get('python', '')}", "py", python_text.encode())
+            f"reproducer (Python): {reproducer.get('python', '')}", "py", python_text.encode()
+        )
     kernel_log = record.get("kernel_log") or {}
     if kernel_log.get("lines"):
         attachments[f"{result_uuid}-kmsg-attachment.txt"] = Attachment(
-            "kernel log", "txt", "\n".join(kernel_log["lines"]).encode())
+            "kernel log", "txt", "\n".join(kernel_log["lines"]).encode()
+        )
     message = status_message(record)
     trace = str(record.get("message") or "")
     stable_id = str(record.get("stable_id") or record.get("nodeid") or "")
@@ -299,8 +350,11 @@ def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "", q
         "name": redact(title(record)),
         "description": description(record, bool(reproducer.get("c_text") or python_text), quote),
         "status": STATUS.get(outcome, "unknown"),
-        "statusDetails": {"message": redact(message)[:TEXT_LIMIT], "trace": redact(trace)[-TEXT_LIMIT:],
-                          "known": outcome == WAIVED},
+        "statusDetails": {
+            "message": redact(message)[:TEXT_LIMIT],
+            "trace": redact(trace)[-TEXT_LIMIT:],
+            "known": outcome == WAIVED,
+        },
         "stage": "finished",
         "start": start,
         "stop": stop_ms,

@@ -32,8 +32,16 @@ from pytest_rdma.report.results import Results
 
 # What Allure reads from a results directory and an earlier run may have left there (a killed one, its
 # half-written temporary files too).
-STALE = ("*-result.json", "*-container.json", "*-attachment*", ENVIRONMENT_FILE, "environment.properties",
-         "categories.json", "executor.json", ".*.tmp*")
+STALE = (
+    "*-result.json",
+    "*-container.json",
+    "*-attachment*",
+    ENVIRONMENT_FILE,
+    "environment.properties",
+    "categories.json",
+    "executor.json",
+    ".*.tmp*",
+)
 
 
 def clear(directory: Path) -> None:

@@ -22,8 +22,16 @@ from pytest_rdma.report.record import severity
 
 BAD = {DEVIATES, WAIVED, CRASH, TIMEOUT, ERROR}
 GOOD = {CONFORMS}
-SYMBOL = {CONFORMS: "✔", DEVIATES: "✘", WAIVED: "≈", UNSUPPORTED: "–", NOT_EXERCISED: "○", CRASH: "💥", TIMEOUT: "⏱",
-          ERROR: "!"}
+SYMBOL = {
+    CONFORMS: "✔",
+    DEVIATES: "✘",
+    WAIVED: "≈",
+    UNSUPPORTED: "–",
+    NOT_EXERCISED: "○",
+    CRASH: "💥",
+    TIMEOUT: "⏱",
+    ERROR: "!",
+}
 REGRESSION = "▼ regression"
 FIX = "▲ fixed"
 
@@ -33,14 +41,14 @@ class Column:
     label: str
     driver: str
     source: str
-    outcomes: dict[str, str] = field(default_factory=dict)                 # stable id -> outcome
-    rows: dict[tuple[str, str], list[str]] = field(default_factory=dict)   # (verb, claim) -> stable ids
+    outcomes: dict[str, str] = field(default_factory=dict)  # stable id -> outcome
+    rows: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (verb, claim) -> stable ids
     baseline: Column | None = None
 
 
 @dataclass
 class Change:
-    kind: str            # REGRESSION or FIX
+    kind: str  # REGRESSION or FIX
     column: str
     row: tuple[str, str]
     stable_id: str
@@ -66,8 +74,7 @@ def columns_of(paths: list[Path]) -> list[Column]:
                 column = deviceless
             else:
                 column = per_driver.setdefault(driver, Column(driver, driver, f"run {run}: {path.name}"))
-            row = (record.get("verb") or record.get("test") or "?",
-                   record.get("claim") or record.get("stable_id"))
+            row = (record.get("verb") or record.get("test") or "?", record.get("claim") or record.get("stable_id"))
             # One column per driver: with two devices of one driver, the worse outcome counts.
             key = record["stable_id"]
             previous = column.outcomes.get(key)
@@ -83,7 +90,7 @@ def columns_of(paths: list[Path]) -> list[Column]:
     for index, column in enumerate(found):
         if drivers.count(column.driver) > 1:
             column.label = f"{column.driver} ({column.source})"
-            column.baseline = next(c for c in found[:index + 1] if c.driver == column.driver)
+            column.baseline = next(c for c in found[: index + 1] if c.driver == column.driver)
             if column.baseline is column:
                 column.baseline = None
     return found
@@ -124,13 +131,16 @@ def all_rows(columns: list[Column]) -> list[tuple[str, str]]:
 
 
 def markdown(columns: list[Column], found: list[Change]) -> str:
-    lines = ["| verb | claim | " + " | ".join(c.label for c in columns) + " |",
-             "|---|---|" + "---|" * len(columns)]
+    lines = ["| verb | claim | " + " | ".join(c.label for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
     for row in all_rows(columns):
         cells = " | ".join(cell(c, row, found) for c in columns)
         lines.append(f"| {row[0]} | {row[1]} | {cells} |")
-    lines += ["", "Legend: " + ", ".join(f"{s} {o}" for o, s in SYMBOL.items())
-              + "; each cell counts the claim's checks per outcome, the most serious first."]
+    lines += [
+        "",
+        "Legend: "
+        + ", ".join(f"{s} {o}" for o, s in SYMBOL.items())
+        + "; each cell counts the claim's checks per outcome, the most serious first.",
+    ]
     lines += _change_lines(found, bullet="- ")
     return "\n".join(lines) + "\n"
 
@@ -160,19 +170,27 @@ def html_page(columns: list[Column], found: list[Change]) -> str:
         return f'<td class="{worst.replace(" ", "-")} {marks}">{html.escape(text)}</td>'
 
     head = "".join(f"<th>{html.escape(c.label)}</th>" for c in columns)
-    body = "\n".join(f"<tr><td>{html.escape(r[0])}</td><td>{html.escape(r[1])}</td>"
-                     + "".join(td(c, r) for c in columns) + "</tr>" for r in all_rows(columns))
+    body = "\n".join(
+        f"<tr><td>{html.escape(r[0])}</td><td>{html.escape(r[1])}</td>" + "".join(td(c, r) for c in columns) + "</tr>"
+        for r in all_rows(columns)
+    )
     changes_html = "".join(f"<p>{html.escape(line)}</p>" for line in _change_lines(found, "") if line)
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>pytest-rdma: claims x drivers</title>"
-            f"<style>{STYLE}</style></head><body><h1>Claims x drivers</h1>"
-            f"<table><tr><th>verb</th><th>claim</th>{head}</tr>\n{body}</table>{changes_html}</body></html>\n")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>pytest-rdma: claims x drivers</title>"
+        f"<style>{STYLE}</style></head><body><h1>Claims x drivers</h1>"
+        f"<table><tr><th>verb</th><th>claim</th>{head}</tr>\n{body}</table>{changes_html}</body></html>\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="pytest-rdma compare", description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json",
-                        help="results files (--rdma-json), the baseline first; "
-                             "the .jsonl of a cut-short run works too")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS.json",
+        help="results files (--rdma-json), the baseline first; the .jsonl of a cut-short run works too",
+    )
     parser.add_argument("--format", choices=("markdown", "html"), default="markdown")
     parser.add_argument("-o", "--output", type=Path, metavar="PATH", help="write here instead of stdout")
     args = parser.parse_args(argv)
@@ -181,8 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         return fail(parser.prog, exc)
     except KeyError as exc:
-        return fail(parser.prog, f"a result record lacks the field {exc}; give results files written by "
-                    f"pytest --rdma-json of this pytest-rdma")
+        return fail(
+            parser.prog,
+            f"a result record lacks the field {exc}; give results files written by "
+            f"pytest --rdma-json of this pytest-rdma",
+        )
     if not columns:
         return fail(parser.prog, "the results files hold no results; give files of runs that ran checks")
     found = changes(columns)

@@ -35,8 +35,13 @@ def confirm(c_file: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rdma-repro-") as scratch:
         program = Path(scratch) / "repro"
         try:
-            built = subprocess.run([compiler, "-o", str(program), str(c_file), *link_flags(text)],
-                                   capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
+            built = subprocess.run(
+                [compiler, "-o", str(program), str(c_file), *link_flags(text)],
+                capture_output=True,
+                text=True,
+                timeout=BUILD_SECONDS,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             return {"verdict": "not built", "detail": f"the compiler took more than {BUILD_SECONDS} s"}
         if built.returncode != 0:
@@ -53,5 +58,9 @@ def confirm(c_file: Path) -> dict[str, Any]:
         verdict = "timed out" if name == "SIGALRM" else "crashed"
         return {"verdict": verdict, "detail": f"ended by {name}", "seconds": seconds}
     last = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else ""
-    return {"verdict": VERDICTS.get(ran.returncode, f"exit {ran.returncode}"), "exit": ran.returncode,
-            "seconds": seconds, "detail": last[:300]}
+    return {
+        "verdict": VERDICTS.get(ran.returncode, f"exit {ran.returncode}"),
+        "exit": ran.returncode,
+        "seconds": seconds,
+        "detail": last[:300],
+    }

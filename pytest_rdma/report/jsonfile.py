@@ -63,8 +63,12 @@ class JsonResults:
     def session_facts(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "pytest-rdma", "version": _tool_version(), "pytest": pytest.__version__,
-                     "python": platform.python_version()},
+            "tool": {
+                "name": "pytest-rdma",
+                "version": _tool_version(),
+                "pytest": pytest.__version__,
+                "python": platform.python_version(),
+            },
             "started": self.started,
             # As everything in the results: no path of this machine (report/redact.py).
             "argv": [redact(arg) for arg in sys.argv[1:]],
@@ -96,19 +100,37 @@ class JsonResults:
         if self._lines is not None:
             self._lines.close()
             self._lines = None
-        records = sorted(self.results.records, key=lambda r: (self.order.get(r["nodeid"], len(self.order)),
-                                                               r["nodeid"]))
-        document = final_document(self.session_facts(), records, self.results.identities,
-                                  exitstatus=int(session.exitstatus), finished=_now(),
-                                  unfinished=self.results.unfinished)
+        records = sorted(
+            self.results.records, key=lambda r: (self.order.get(r["nodeid"], len(self.order)), r["nodeid"])
+        )
+        document = final_document(
+            self.session_facts(),
+            records,
+            self.results.identities,
+            exitstatus=int(session.exitstatus),
+            finished=_now(),
+            unfinished=self.results.unfinished,
+        )
         document["waivers"] = self.summary.waivers
         write(self.path, document)
 
 
-def final_document(session: dict[str, Any], records: list[dict[str, Any]], devices: dict[str, Any],
-                   exitstatus: int | None, finished: str | None, unfinished: list[str]) -> dict[str, Any]:
-    document = {**session, "finished": finished, "exitstatus": exitstatus, "devices": devices,
-                "summary": counts(records), "results": records}
+def final_document(
+    session: dict[str, Any],
+    records: list[dict[str, Any]],
+    devices: dict[str, Any],
+    exitstatus: int | None,
+    finished: str | None,
+    unfinished: list[str],
+) -> dict[str, Any]:
+    document = {
+        **session,
+        "finished": finished,
+        "exitstatus": exitstatus,
+        "devices": devices,
+        "summary": counts(records),
+        "results": records,
+    }
     if unfinished:
         document["unfinished"] = list(unfinished)
     return document
@@ -146,15 +168,17 @@ def load(path: Path) -> dict[str, Any]:
         return document
     document = json.loads(text)
     if document.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: results schema_version {document.get('schema_version')!r}, "
-                         f"this pytest-rdma reads {SCHEMA_VERSION}")
+        raise ValueError(
+            f"{path}: results schema_version {document.get('schema_version')!r}, "
+            f"this pytest-rdma reads {SCHEMA_VERSION}"
+        )
     return document
 
 
 def final_path(lines: Path) -> Path:
     """results.jsonl -> results.json (the inverse of lines_path)."""
     if lines.name.endswith(".json.jsonl"):
-        return lines.with_name(lines.name[:-len(".jsonl")])
+        return lines.with_name(lines.name[: -len(".jsonl")])
     return lines.with_name(lines.name[:-1]) if lines.suffix == ".jsonl" else lines.with_name(lines.name + ".json")
 
 
@@ -184,21 +208,28 @@ def read_results(path: Path) -> dict[str, Any]:
 
 def _check_schema(path: Path, version: object) -> None:
     if version != SCHEMA_VERSION:
-        raise InputError(f"{path}: results of schema_version {version!r}; this pytest-rdma ({_tool_version()}) "
-                         f"reads version {SCHEMA_VERSION}: read it with the pytest-rdma that wrote it, or run the "
-                         f"checks again")
+        raise InputError(
+            f"{path}: results of schema_version {version!r}; this pytest-rdma ({_tool_version()}) "
+            f"reads version {SCHEMA_VERSION}: read it with the pytest-rdma that wrote it, or run the "
+            f"checks again"
+        )
 
 
 def _check_document(path: Path, text: str) -> None:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
-                         f"{GIVE_RESULTS}") from None
-    if not isinstance(document, dict) or "schema_version" not in document or not isinstance(
-            document.get("results"), list):
-        raise InputError(f"{path}: JSON, but not a pytest-rdma results document (no schema_version and results "
-                         f"list); {GIVE_RESULTS}")
+        raise InputError(
+            f"{path}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {GIVE_RESULTS}"
+        ) from None
+    if (
+        not isinstance(document, dict)
+        or "schema_version" not in document
+        or not isinstance(document.get("results"), list)
+    ):
+        raise InputError(
+            f"{path}: JSON, but not a pytest-rdma results document (no schema_version and results list); {GIVE_RESULTS}"
+        )
     _check_schema(path, document["schema_version"])
     if not all(isinstance(record, dict) for record in document["results"]):
         raise InputError(f"{path}: its results are not all records (JSON objects); {GIVE_RESULTS}")
@@ -212,11 +243,15 @@ def _check_lines(path: Path, lines: list[str]) -> None:
         except json.JSONDecodeError as exc:
             if index == len(numbered) - 1 and index > 0:
                 return  # the last line of a killed run may be cut short; load() ignores it
-            raise InputError(f"{path}: line {number} is not JSON ({exc.msg}); the file is damaged, or not "
-                             f"results lines; {GIVE_RESULTS}") from None
+            raise InputError(
+                f"{path}: line {number} is not JSON ({exc.msg}); the file is damaged, or not "
+                f"results lines; {GIVE_RESULTS}"
+            ) from None
         if not isinstance(entry, dict) or (index == 0 and entry.get("type") != "session"):
-            raise InputError(f"{path}: not the lines of a pytest-rdma results file (line {number} is no "
-                             f"{'session' if index == 0 else 'result'} line); {GIVE_RESULTS}")
+            raise InputError(
+                f"{path}: not the lines of a pytest-rdma results file (line {number} is no "
+                f"{'session' if index == 0 else 'result'} line); {GIVE_RESULTS}"
+            )
         if index == 0:
             _check_schema(path, entry.get("schema_version"))
 
@@ -227,15 +262,24 @@ def finish_main(argv: list[str]) -> int:
         prog="pytest-rdma finish",
         description="Make the final results document (docs/results-schema.md) from the .jsonl lines of a run "
         "that was killed before its end. It holds every check whose line was written; exitstatus and "
-        "finished are null.")
+        "finished are null.",
+    )
     parser.add_argument("lines", type=Path, metavar="RESULTS.jsonl")
-    parser.add_argument("-o", "--output", type=Path, metavar="RESULTS.json",
-                        help="where to write it (default: the lines file's name without the final 'l')")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="RESULTS.json",
+        help="where to write it (default: the lines file's name without the final 'l')",
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing final document")
     options = parser.parse_args(argv)
     if options.lines.suffix != ".jsonl":
-        return fail(parser.prog, f"{options.lines}: not a .jsonl file; finish reads the results lines a killed run "
-                    f"left (--rdma-json results.json writes them to results.jsonl)")
+        return fail(
+            parser.prog,
+            f"{options.lines}: not a .jsonl file; finish reads the results lines a killed run "
+            f"left (--rdma-json results.json writes them to results.jsonl)",
+        )
     output = options.output or final_path(options.lines)
     try:
         lines = read_results(options.lines)

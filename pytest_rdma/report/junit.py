@@ -56,16 +56,24 @@ def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     reproducer = record.get("reproducer") or {}
     waiver = record.get("waiver") or {}
     cited = links.once(str(record.get("deviation_ref") or record.get("ref") or ""))
-    pairs = [("driver", record.get("driver") or "no-device"), ("device", record.get("device", "")),
-             ("verb", record.get("verb", "")), ("claim", record.get("claim", "")),
-             ("claim_text", record.get("claim_text", "")), ("outcome", record["outcome"]),
-             ("source", cited), ("man_page", links.text_link(cited).url if cited else ""),
-             ("decided_by", record.get("decided_by") or record.get("layer", "")),
-             ("stable_id", record.get("stable_id", "")),
-             ("reproducer_c", reproducer.get("c", "")), ("reproducer_python", reproducer.get("python", "")),
-             ("reproduced_in_c", (reproducer.get("confirmed") or {}).get("verdict", "")),
-             ("waiver", waiver.get("status", "")), ("waiver_reason", waiver.get("reason", "")),
-             ("waiver_link", waiver.get("link", ""))]
+    pairs = [
+        ("driver", record.get("driver") or "no-device"),
+        ("device", record.get("device", "")),
+        ("verb", record.get("verb", "")),
+        ("claim", record.get("claim", "")),
+        ("claim_text", record.get("claim_text", "")),
+        ("outcome", record["outcome"]),
+        ("source", cited),
+        ("man_page", links.text_link(cited).url if cited else ""),
+        ("decided_by", record.get("decided_by") or record.get("layer", "")),
+        ("stable_id", record.get("stable_id", "")),
+        ("reproducer_c", reproducer.get("c", "")),
+        ("reproducer_python", reproducer.get("python", "")),
+        ("reproduced_in_c", (reproducer.get("confirmed") or {}).get("verdict", "")),
+        ("waiver", waiver.get("status", "")),
+        ("waiver_reason", waiver.get("reason", "")),
+        ("waiver_link", waiver.get("link", "")),
+    ]
     pairs += finding_properties(record)
     return [(key, str(value)) for key, value in pairs if value]
 
@@ -86,8 +94,12 @@ def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def testcase(record: Mapping[str, Any]) -> ET.Element:
     driver = record.get("driver") or "no-device"
-    case = ET.Element("testcase", classname=f"{driver}.{record.get('verb') or record['test']}",
-                      name=xml_text(case_name(record)), time=f"{float(record.get('duration') or 0):.6f}")
+    case = ET.Element(
+        "testcase",
+        classname=f"{driver}.{record.get('verb') or record['test']}",
+        name=xml_text(case_name(record)),
+        time=f"{float(record.get('duration') or 0):.6f}",
+    )
     pairs = case_properties(record)
     if pairs:
         props = ET.SubElement(case, "properties")
@@ -95,17 +107,26 @@ def testcase(record: Mapping[str, Any]) -> ET.Element:
             ET.SubElement(props, "property", name=key, value=xml_text(value))
     outcome = record["outcome"]
     if outcome in FAILURE:
-        element = ET.SubElement(case, "failure", type="deviation", message=xml_text(
-            f"deviates from {links.once(str(record.get('deviation_ref') or record.get('ref') or ''))}: "
-            f"expected {record.get('expected', '')}; observed {record.get('observed', '')}"))
+        element = ET.SubElement(
+            case,
+            "failure",
+            type="deviation",
+            message=xml_text(
+                f"deviates from {links.once(str(record.get('deviation_ref') or record.get('ref') or ''))}: "
+                f"expected {record.get('expected', '')}; observed {record.get('observed', '')}"
+            ),
+        )
         element.text = xml_text("\n".join(record.get("steps", ())) or record.get("message", ""))
     elif outcome in ERRORS:
         element = ET.SubElement(case, "error", type=outcome, message=xml_text(record.get("reason", "") or outcome))
         element.text = xml_text(record.get("message", ""))
     elif outcome in SKIPPED:
         waiver = record.get("waiver") or {}
-        why = (f"{waiver.get('reason', '')} ({waiver.get('link', '')})" if outcome == WAIVED and waiver
-               else record.get("reason", ""))
+        why = (
+            f"{waiver.get('reason', '')} ({waiver.get('link', '')})"
+            if outcome == WAIVED and waiver
+            else record.get("reason", "")
+        )
         ET.SubElement(case, "skipped", type=outcome.replace(" ", "-"), message=xml_text(f"{outcome}: {why}"))
     return case
 
@@ -125,9 +146,13 @@ def document(records: Sequence[Mapping[str, Any]], identities: Mapping[str, Mapp
             "errors": sum(1 for r in group if r["outcome"] in ERRORS),
             "skipped": sum(1 for r in group if r["outcome"] in SKIPPED),
         }
-        suite = ET.SubElement(root, "testsuite", name=f"{device} ({driver})" if device else "no device",
-                              time=f"{sum(float(r.get('duration') or 0) for r in group):.3f}",
-                              **{k: str(v) for k, v in counts.items()})
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=f"{device} ({driver})" if device else "no device",
+            time=f"{sum(float(r.get('duration') or 0) for r in group):.3f}",
+            **{k: str(v) for k, v in counts.items()},
+        )
         if identity:  # junit-10.xsd: <properties> holds at least one <property>
             props = ET.SubElement(suite, "properties")
             for key, value in sorted(identity.items()):

@@ -38,7 +38,7 @@ def cite(ref: str, section: str = "") -> str:
     section = section.strip()
     page = PAGE.match(ref.strip())
     if page and section.startswith(page.group(0)):
-        section = section[len(page.group(0)):].strip()  # a section that repeats its page
+        section = section[len(page.group(0)) :].strip()  # a section that repeats its page
     return once(f"{ref.strip()} {section}".strip())
 
 
@@ -92,7 +92,7 @@ def text_link(text: str, kind: str = "issue") -> Link:
         return Link(text, text, kind)
     page = PAGE.search(text)
     if page is not None:
-        section = text[page.end():].strip()
+        section = text[page.end() :].strip()
         return Link(once(text), man_url(page.group(0), section), "man")
     return Link(text, "", kind)
 

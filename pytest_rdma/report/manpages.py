@@ -21,13 +21,58 @@ PAGE = re.compile(r"^(?P<page>[A-Za-z_][\w.-]*)\((?P<number>\d)\w*\)")
 QUOTE_LIMIT = 700
 BREAKS = (".PP", ".P", ".LP", ".TP", ".IP", ".sp", ".HP")
 FONT_MACROS = (".B", ".I", ".BI", ".IB", ".BR", ".RB", ".IR", ".RI", ".SM", ".SB")
-ESCAPES = ((r"\-", "-"), (r"\(aq", "'"), (r"\(dq", '"'), (r"\(em", "-"), (r"\(en", "-"), (r"\e", "\\"),
-           (r"\&", ""), (r"\ ", " "), (r"\(bu", "*"))
+ESCAPES = (
+    (r"\-", "-"),
+    (r"\(aq", "'"),
+    (r"\(dq", '"'),
+    (r"\(em", "-"),
+    (r"\(en", "-"),
+    (r"\e", "\\"),
+    (r"\&", ""),
+    (r"\ ", " "),
+    (r"\(bu", "*"),
+)
 FONT = re.compile(r"\\f(?:\[[A-Z]*\]|[BIRP])|\\s[+-]?\d")  # font and size changes
 WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
-COMMON = {"the", "and", "for", "are", "not", "with", "that", "this", "its", "any", "all", "can", "which", "when",
-          "will", "from", "was", "has", "have", "one", "each", "but", "into", "than", "then", "there", "these",
-          "may", "must", "also", "only", "other", "been", "does", "did", "qp", "call"}
+COMMON = {
+    "the",
+    "and",
+    "for",
+    "are",
+    "not",
+    "with",
+    "that",
+    "this",
+    "its",
+    "any",
+    "all",
+    "can",
+    "which",
+    "when",
+    "will",
+    "from",
+    "was",
+    "has",
+    "have",
+    "one",
+    "each",
+    "but",
+    "into",
+    "than",
+    "then",
+    "there",
+    "these",
+    "may",
+    "must",
+    "also",
+    "only",
+    "other",
+    "been",
+    "does",
+    "did",
+    "qp",
+    "call",
+}
 
 
 def plain(line: str) -> str:
@@ -67,7 +112,7 @@ def sections(source: str) -> dict[str, list[str]]:
         if not line.strip() or macro in BREAKS:
             close()
         elif macro in FONT_MACROS:
-            words = re.findall(r'"([^"]*)"|(\S+)', line[len(macro):])
+            words = re.findall(r'"([^"]*)"|(\S+)', line[len(macro) :])
             paragraph.append(plain("".join(quoted or bare for quoted, bare in words)))
         elif not macro:
             paragraph.append(plain(line))
@@ -104,7 +149,7 @@ def passage(ref: str, claim: str) -> tuple[str, str]:
     wanted = words(claim)
     # At least two words in common, and a third of the claim's: a paragraph about something else is no quote.
     best: tuple[int, str, str] = (max(1, (len(wanted) + 2) // 3 - 1), "", "")
-    for section in re.split(r"\s*,\s*", ref[found.end():].strip()):
+    for section in re.split(r"\s*,\s*", ref[found.end() :].strip()):
         for paragraph in page.get(section.upper(), ()):
             score = len(wanted & words(paragraph))
             if score > best[0]:

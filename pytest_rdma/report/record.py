@@ -104,9 +104,25 @@ def item_info(item: pytest.Item, identity: Mapping[str, Any] | None) -> dict[str
         info.update(case_facts(case))
     else:
         name = getattr(item, "originalname", None) or item.name
-        info.update({"stable_id": name, "test": name, "verb": "", "claim": "", "claim_text": "", "title": name,
-                     "ref": "", "sources": [], "transports": [], "layer": "", "kind": "", "variant": "",
-                     "case_id": "", "params": {}, "family": ""})
+        info.update(
+            {
+                "stable_id": name,
+                "test": name,
+                "verb": "",
+                "claim": "",
+                "claim_text": "",
+                "title": name,
+                "ref": "",
+                "sources": [],
+                "transports": [],
+                "layer": "",
+                "kind": "",
+                "variant": "",
+                "case_id": "",
+                "params": {},
+                "family": "",
+            }
+        )
     return info
 
 
@@ -137,8 +153,9 @@ def blank_phase(report: pytest.TestReport) -> dict[str, Any]:
     return phase
 
 
-def classify(report: pytest.TestReport, exc: BaseException | None, run: Run | None,
-             waiver: Mapping[str, Any] | None) -> dict[str, Any]:
+def classify(
+    report: pytest.TestReport, exc: BaseException | None, run: Run | None, waiver: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The outcome of one phase, with the evidence for it; its texts name no path of this machine."""
     phase = _classify(report, exc, run, waiver)
     for key in ("reason", "observed", "message"):
@@ -146,8 +163,9 @@ def classify(report: pytest.TestReport, exc: BaseException | None, run: Run | No
     return phase
 
 
-def _classify(report: pytest.TestReport, exc: BaseException | None, run: Run | None,
-              waiver: Mapping[str, Any] | None) -> dict[str, Any]:
+def _classify(
+    report: pytest.TestReport, exc: BaseException | None, run: Run | None, waiver: Mapping[str, Any] | None
+) -> dict[str, Any]:
     phase = blank_phase(report)
     if report.passed:
         phase["outcome"] = CONFORMS
@@ -262,8 +280,16 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
     record["waiver"] = decisive.get("waiver") or next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
     record["worker"] = worker
-    for key in ("steps", "routes", "decided_by", "teardown_failures", "reproducer", "deviation_ref", "decisive_call",
-                "rerun"):
+    for key in (
+        "steps",
+        "routes",
+        "decided_by",
+        "teardown_failures",
+        "reproducer",
+        "deviation_ref",
+        "decisive_call",
+        "rerun",
+    ):
         # Call 0 is a decisive call like any other: only absence (or an empty list) is no evidence.
         found = next((p[key] for p in phases if p.get(key) or p.get(key) == 0), None)
         if found is not None:

@@ -56,8 +56,9 @@ class Recorder:
             item.stash[WAIVER_KEY] = waiver
             # pytest's own xfail machinery does the rest: a Deviation is XFAIL; a pass is XPASS,
             # which strict turns into a failure. Only a Deviation is waived, never an error.
-            item.add_marker(pytest.mark.xfail(reason=f"waived: {waiver.reason}", raises=Deviation,
-                                              strict=self.settings.strict))
+            item.add_marker(
+                pytest.mark.xfail(reason=f"waived: {waiver.reason}", raises=Deviation, strict=self.settings.strict)
+            )
         if self.settings.pytest_junit:
             item.user_properties.extend(junit_properties(info))
 
@@ -90,11 +91,18 @@ def _unwaive(report: pytest.TestReport, phase: dict[str, Any], waiver: Waiver, e
     report.outcome = "failed"
     if hasattr(report, "wasxfail"):
         del report.wasxfail
-    text = (f"waived {waiver.observed_text()}, observed {exc.observation} ({waiver.where}): the waiver holds only "
-            "for what it records")
+    text = (
+        f"waived {waiver.observed_text()}, observed {exc.observation} ({waiver.where}): the waiver holds only "
+        "for what it records"
+    )
     report.longrepr = f"{text}\n{exc}"
-    return {**phase, "outcome": DEVIATES, "pytest_outcome": "failed",
-            "waiver": {**waiver.as_dict(), "status": "mismatch"}, "reason": text}
+    return {
+        **phase,
+        "outcome": DEVIATES,
+        "pytest_outcome": "failed",
+        "waiver": {**waiver.as_dict(), "status": "mismatch"},
+        "reason": text,
+    }
 
 
 def junit_properties(info: dict[str, Any]) -> list[tuple[str, str]]:

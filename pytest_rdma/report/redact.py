@@ -39,7 +39,7 @@ def _short(path: str) -> str:
             return path.split(marker, 1)[1]
     for root in _roots():
         if path.startswith(root):
-            return path[len(root):] or "."
+            return path[len(root) :] or "."
     parts = [part for part in path.split("/") if part]
     return ".../" + "/".join(parts[-2:])
 

@@ -48,8 +48,9 @@ def write(settings: Settings, info: Mapping[str, Any], run: Run, exc: BaseExcept
     lines = header(info, exc)
     calls = run.calls
     steps = {name: call.index for name, call in run.steps.items() if call.index >= 0}
-    c_text = c_program(active().by_name, run.device, calls, header=lines, decisive=decisive, observation=observation,
-                       steps=steps)
+    c_text = c_program(
+        active().by_name, run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps
+    )
     py_text = python_script(run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps)
     folder = settings.reproducers / (run.device or "no-device")
     folder.mkdir(parents=True, exist_ok=True)
@@ -57,5 +58,10 @@ def write(settings: Settings, info: Mapping[str, Any], run: Run, exc: BaseExcept
     (folder / f"{stem}.c").write_text(c_text, encoding="utf-8")
     (folder / f"{stem}.py").write_text(py_text, encoding="utf-8")
     relative = f"{run.device or 'no-device'}/{stem}"
-    return {"dir": redact(str(settings.reproducers)), "c": f"{relative}.c", "python": f"{relative}.py",
-            "decisive_call": decisive, "c_text": c_text}
+    return {
+        "dir": redact(str(settings.reproducers)),
+        "c": f"{relative}.c",
+        "python": f"{relative}.py",
+        "decisive_call": decisive,
+        "c_text": c_text,
+    }

@@ -55,7 +55,8 @@ class Results:
             info["driver"] = (info["identity"] or {}).get("driver", "")
         phase = classify(report, None, None, None)
         phase["rerun"] = f"python -m pytest -p no:xdist '{report.nodeid}'" + (
-            f" --rdma-dev {info['device']}" if info.get("device") else "")
+            f" --rdma-dev {info['device']}" if info.get("device") else ""
+        )
         return {"info": info, "phase": phase}
 
     def _lookup(self, nodeid: str) -> dict[str, Any]:
@@ -65,8 +66,11 @@ class Results:
             for verb in active().verbs:
                 for case in expand(verb):
                     for device in self.devices or ("",):
-                        name = f"test_{case.verb}[{device}-{case.id}]" if device and verb.family == "ibv" else (
-                            f"test_{case.verb}[{case.id}]")
+                        name = (
+                            f"test_{case.verb}[{device}-{case.id}]"
+                            if device and verb.family == "ibv"
+                            else (f"test_{case.verb}[{case.id}]")
+                        )
                         self._by_name[name] = (case, device)
         case, device = self._by_name.get(nodeid.rsplit("::", 1)[-1], (None, ""))
         facts = case_facts(case) if isinstance(case, Case) else {"stable_id": nodeid, "verb": "", "claim": ""}

@@ -43,12 +43,17 @@ def verdict(device: str, group: Sequence[Mapping[str, Any]]) -> tuple[str, bool]
     """The verdict line of a device, and whether it fails the run."""
     failing = [r for r in group if r["outcome"] in FAILING]
     if failing:
-        kinds = ", ".join(f"{sum(1 for r in failing if r['outcome'] == o)} {o}" for o in FAILING
-                          if any(r["outcome"] == o for r in failing))
+        kinds = ", ".join(
+            f"{sum(1 for r in failing if r['outcome'] == o)} {o}"
+            for o in FAILING
+            if any(r["outcome"] == o for r in failing)
+        )
         return f"{device}: FAILS: {kinds}", True
     if not any(r["outcome"] in EXERCISED for r in group):
-        return (f"{device}: FAILS: nothing could be exercised on this device ({len(group)} checks unsupported or "
-                "not exercised): check the device, port and GID, or the provider"), True
+        return (
+            f"{device}: FAILS: nothing could be exercised on this device ({len(group)} checks unsupported or "
+            "not exercised): check the device, port and GID, or the provider"
+        ), True
     waived = sum(1 for r in group if r["outcome"] == WAIVED)
     extra = f", {waived} known deviations waived" if waived else ""
     return f"{device}: PASSES: every exercised check conforms{extra}", False
@@ -83,8 +88,13 @@ def listed_lines(record: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render(records: Sequence[Mapping[str, Any]], *, reproducers: str, verbose: bool,
-           waivers: Mapping[str, list[dict[str, Any]]] | None = None) -> tuple[list[str], bool]:
+def render(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    reproducers: str,
+    verbose: bool,
+    waivers: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> tuple[list[str], bool]:
     """The report's lines, and whether a device's verdict fails the run."""
     lines: list[str] = []
     fails = False

@@ -40,12 +40,14 @@ def draft(driver: str, documents: list[dict[str, Any]]) -> str:
                 continue
             waivers.setdefault(record["stable_id"], record)
     covered = sum(1 for d in documents for r in d.get("results", []) if r.get("driver") == driver)
-    lines = [f"# {GENERATED}: delete this line once you edit the file, and -o will no longer replace it.",
-             f"# Expected deviations of the {driver} driver, from lab runs ({covered} checks:",
-             f"# kernel {identity.get('kernel', '?')}, rdma-core {identity.get('rdma_core', '?')}).",
-             "# Format: pytest_rdma/expectations.py. Each reason records what was seen; refine it with",
-             "# the why and a bug link once triaged. Regenerate: python -m pytest_rdma.report.waivers.",
-             ""]
+    lines = [
+        f"# {GENERATED}: delete this line once you edit the file, and -o will no longer replace it.",
+        f"# Expected deviations of the {driver} driver, from lab runs ({covered} checks:",
+        f"# kernel {identity.get('kernel', '?')}, rdma-core {identity.get('rdma_core', '?')}).",
+        "# Format: pytest_rdma/expectations.py. Each reason records what was seen; refine it with",
+        "# the why and a bug link once triaged. Regenerate: python -m pytest_rdma.report.waivers.",
+        "",
+    ]
     for stable_id, record in sorted(waivers.items()):
         observed = record.get("observed") or record.get("reason") or ""
         expected = record.get("expected", "")
@@ -66,8 +68,11 @@ def observation_table(record: dict[str, Any]) -> str:
     observation = record.get("observation") or {"observed": record.get("observed") or record.get("reason") or ""}
     items = []
     for key, value in observation.items():
-        shown = str(value).lower() if isinstance(value, bool) else (
-            value if isinstance(value, (int, float)) else _toml_string(str(value)))
+        shown = (
+            str(value).lower()
+            if isinstance(value, bool)
+            else (value if isinstance(value, (int, float)) else _toml_string(str(value)))
+        )
         items.append(f"{key} = {shown}")
     return "{ " + ", ".join(items) + " }"
 
@@ -78,8 +83,9 @@ def destination(path: Path) -> Path:
         return path
     beside = path.with_name(path.name + ".draft")
     if beside.exists() and not _generated(beside):
-        raise InputError(f"{path} and {beside} exist and this command wrote neither; not replacing them: "
-                         f"give -o another path")
+        raise InputError(
+            f"{path} and {beside} exist and this command wrote neither; not replacing them: give -o another path"
+        )
     return beside
 
 
@@ -95,20 +101,34 @@ def main(argv: list[str] | None = None) -> int:
     from pytest_rdma.report.jsonfile import read_results
 
     parser = Parser(prog="pytest-rdma waivers", description=__doc__.split("\n\n")[0])
-    parser.add_argument("driver", help="the driver whose deviations to waive (rxe, siw, mlx5...: the results' "
-                        "'driver' field)")
-    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json",
-                        help="results files (--rdma-json); the .jsonl of a cut-short run works too")
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE.toml",
-                        help="write the draft here (default: stdout); a file there that this command did not "
-                        "write is kept, and the draft goes to FILE.toml.draft")
+    parser.add_argument(
+        "driver", help="the driver whose deviations to waive (rxe, siw, mlx5...: the results' 'driver' field)"
+    )
+    parser.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS.json",
+        help="results files (--rdma-json); the .jsonl of a cut-short run works too",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE.toml",
+        help="write the draft here (default: stdout); a file there that this command did not "
+        "write is kept, and the draft goes to FILE.toml.draft",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     try:
         documents = [read_results(path) for path in args.results]
         known = sorted({r.get("driver") for d in documents for r in d.get("results", []) if r.get("driver")})
         if args.driver not in known:
-            there = (f"the drivers there: {', '.join(known)}; give one of them" if known
-                     else "they hold no results of any driver; give results of a run that ran checks")
+            there = (
+                f"the drivers there: {', '.join(known)}; give one of them"
+                if known
+                else "they hold no results of any driver; give results of a run that ran checks"
+            )
             raise InputError(f"no record of driver {args.driver!r} in {', '.join(map(str, args.results))}; {there}")
         text = draft(args.driver, documents)
         if args.output is None:
@@ -121,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         return fail(parser.prog, f"cannot write {exc.filename} ({exc.strerror}); give -o a writable path")
     if target != args.output:
-        print(f"{parser.prog}: {args.output} was not written by this command (it has no '# {GENERATED}' line): "
-              f"kept; the draft is in {target}", file=sys.stderr)
+        print(
+            f"{parser.prog}: {args.output} was not written by this command (it has no '# {GENERATED}' line): "
+            f"kept; the draft is in {target}",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -48,8 +48,18 @@ WAIVED_ON_SIW = "test_ibv_create_qp[cap-writeback-RC-max_send_wr-3]"
 def lab_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     needs_browser()
     results = tmp_path_factory.mktemp("lab") / "results"
-    argv = [sys.executable, "-m", "pytest_rdma.cli", "lab", "--no-install", "--results", str(results),
-            "--timeout", str(WAIT_S), *(f"--dev={device}" for device in DEVICES)]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest_rdma.cli",
+        "lab",
+        "--no-install",
+        "--results",
+        str(results),
+        "--timeout",
+        str(WAIT_S),
+        *(f"--dev={device}" for device in DEVICES),
+    ]
     if os.environ.get("PYTEST_RDMA_LAB_CACHE"):
         argv += ["--cache", os.environ["PYTEST_RDMA_LAB_CACHE"]]
     argv += ["--", str(REPO / "suites"), "-k", SLICE]
@@ -75,8 +85,9 @@ def test_the_lab_writes_junit_allure_results_and_the_report_by_default(lab_run: 
         assert len(keys) == len(allure), "no check is written twice: none shows as a retry"
 
 
-def test_the_report_shows_both_drivers_categories_a_man_page_and_reproducers(lab_run: tuple[Path, str],
-                                                                            tmp_path: Path) -> None:
+def test_the_report_shows_both_drivers_categories_a_man_page_and_reproducers(
+    lab_run: tuple[Path, str], tmp_path: Path
+) -> None:
     results, _ = lab_run
     index = results / "allure-report" / "index.html"
     shots = Path(os.environ["PYTEST_RDMA_SCREENSHOTS"]) if os.environ.get("PYTEST_RDMA_SCREENSHOTS") else None
@@ -94,8 +105,10 @@ def test_the_report_shows_both_drivers_categories_a_man_page_and_reproducers(lab
             assert {"kernel", "rdma-core", "firmware", "vendor / part"} <= set(shown), shown
         select_environment(page, "All", "rxe0 (rxe)")
         shown = categories(page)
-        for name in ("Waived deviation (known: reason and link)",
-                     "Unsupported (the device does not advertise the capability)"):
+        for name in (
+            "Waived deviation (known: reason and link)",
+            "Unsupported (the device does not advertise the capability)",
+        ):
             assert name in shown
         if shots:
             page.get_by_text("Waived deviation (known: reason and link)").click()

@@ -51,8 +51,8 @@ def descendants(root: int) -> dict[int, str]:
             text = stat.read_text()
         except OSError:
             continue
-        name = text[text.index("(") + 1:text.rindex(")")]
-        parents[int(stat.parent.name)] = (int(text[text.rindex(")") + 2:].split()[1]), name)
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        parents[int(stat.parent.name)] = (int(text[text.rindex(")") + 2 :].split()[1]), name)
     found: dict[int, str] = {}
     frontier = [root]
     while frontier:
@@ -64,11 +64,22 @@ def descendants(root: int) -> dict[int, str]:
     return found
 
 
-def test_killed_vm_keeps_the_finished_checks_on_the_host(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_killed_vm_keeps_the_finished_checks_on_the_host(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = tmp_path / "results"
-    argv = [sys.executable, "-m", "pytest_rdma.cli", "lab", "--no-html", "--no-install", "--results", str(results),
-            "--dev", DEVICE, "--timeout", str(WAIT_S)]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest_rdma.cli",
+        "lab",
+        "--no-html",
+        "--no-install",
+        "--results",
+        str(results),
+        "--dev",
+        DEVICE,
+        "--timeout",
+        str(WAIT_S),
+    ]
     if os.environ.get("PYTEST_RDMA_LAB_CACHE"):
         argv += ["--cache", os.environ["PYTEST_RDMA_LAB_CACHE"]]
     argv += ["--", str(REPO / "suites"), "-k", SLICE, "-p", "no:xdist"]
@@ -78,8 +89,9 @@ def test_killed_vm_keeps_the_finished_checks_on_the_host(tmp_path: Path,
     deadline = time.monotonic() + WAIT_S
     try:
         while result_count(lines) < K:
-            assert lab.poll() is None, \
+            assert lab.poll() is None, (
                 f"the lab ended before {K} results:\n{(tmp_path / 'lab.txt').read_text()[-3000:]}"
+            )
             assert time.monotonic() < deadline, f"fewer than {K} results on the host after {WAIT_S:.0f} s"
             time.sleep(0.2)
         seen = result_count(lines)
@@ -108,5 +120,7 @@ def test_killed_vm_keeps_the_finished_checks_on_the_host(tmp_path: Path,
     assert cli_main(["finish", str(lines)]) == 0
     capsys.readouterr()
     assert len(json.loads((results / DEVICE / "results.json").read_text())["results"]) == len(kept)
-    print(f"VM killed after {seen} results seen on the host; {len(kept)} kept; lab exited "
-          f"{lab.returncode} {exit_s:.1f} s after the kill")
+    print(
+        f"VM killed after {seen} results seen on the host; {len(kept)} kept; lab exited "
+        f"{lab.returncode} {exit_s:.1f} s after the kill"
+    )

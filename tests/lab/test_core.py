@@ -45,9 +45,12 @@ def test_header_names_each_device_with_its_driver(pytester: pytest.Pytester) -> 
     result.assert_outcomes(passed=1)
     release = subprocess.run(["uname", "-r"], capture_output=True, text=True, check=True).stdout.strip()
     for name, (driver, node_type, transport) in LAB_DEVICES.items():
-        result.stdout.fnmatch_lines([
-            f"rdma: {name}: driver={driver} node={node_type} transport={transport} fw=* vendor=0x*:* "
-            f"kernel={release} rdma-core=[0-9]*.[0-9]*"])
+        result.stdout.fnmatch_lines(
+            [
+                f"rdma: {name}: driver={driver} node={node_type} transport={transport} fw=* vendor=0x*:* "
+                f"kernel={release} rdma-core=[0-9]*.[0-9]*"
+            ]
+        )
 
 
 FIXTURE_TEST = """
@@ -94,6 +97,7 @@ def test_missing_pyverbs_is_a_clear_message(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest_subprocess("--rdma-dev", "rxe0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: pyverbs (rdma-core's Python bindings) is not importable*",
-                                 "*apt-get install python3-pyverbs*"])
+    result.stderr.fnmatch_lines(
+        ["ERROR: pyverbs (rdma-core's Python bindings) is not importable*", "*apt-get install python3-pyverbs*"]
+    )
     assert "Traceback" not in result.stderr.str()

@@ -53,9 +53,23 @@ def result_lines(path: Path) -> list[dict[str, Any]]:
 
 def run_until(device: str, out: Path, sig: signal.Signals) -> tuple[int, str, float]:
     """Run the slice, send `sig` once K results are on disk; its exit code, -v output and seconds to exit."""
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-v",
-            str(REPO / "suites"), "-k", SLICE, f"--rdma-dev={device}", f"--rdma-json={out / 'results.json'}",
-            f"--junitxml={out / 'junit.xml'}", f"--rdma-allure={out / 'allure'}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "-v",
+        str(REPO / "suites"),
+        "-k",
+        SLICE,
+        f"--rdma-dev={device}",
+        f"--rdma-json={out / 'results.json'}",
+        f"--junitxml={out / 'junit.xml'}",
+        f"--rdma-allure={out / 'allure'}",
+    ]
     env = {key: value for key, value in os.environ.items() if key != "PYTEST_RDMA_LAB_MARKS"}
     env["PYTHONUNBUFFERED"] = "1"  # so that a killed run's output is all there up to the kill
     log = (out / "stdout.txt").open("w")
@@ -104,8 +118,9 @@ def test_ctrl_c_keeps_every_finished_check(tmp_path: Path, device: str) -> None:
     assert document["exitstatus"] == pytest.ExitCode.INTERRUPTED
     assert [r["nodeid"] for r in document["results"]] == finished
     assert len(document.get("unfinished", [])) <= 1 and not set(document.get("unfinished", [])) & set(finished)
-    assert sum(n for verbs in document["summary"].values() for cell in verbs.values() for n in cell.values()) \
-        == len(finished)
+    assert sum(n for verbs in document["summary"].values() for cell in verbs.values() for n in cell.values()) == len(
+        finished
+    )
     # JUnit, what a CI engineer reads: the finished checks, each named, with its driver; nothing else.
     suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
     assert suite is not None
@@ -119,8 +134,7 @@ def test_ctrl_c_keeps_every_finished_check(tmp_path: Path, device: str) -> None:
     print(f"Ctrl-C after {len(finished)} checks: exit {code} {exit_s:.1f} s after the signal")
 
 
-def test_killed_run_keeps_every_finished_check(tmp_path: Path, device: str,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_killed_run_keeps_every_finished_check(tmp_path: Path, device: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, output, _ = run_until(device, tmp_path, signal.SIGKILL)
     assert code == -signal.SIGKILL
     results = assert_valid_lines(tmp_path)
@@ -129,7 +143,7 @@ def test_killed_run_keeps_every_finished_check(tmp_path: Path, device: str,
     # Every check with a line was reported; a reported one without a line can only be the last,
     # its teardown (where a check's record is completed) cut short by the kill.
     nodeids = [r["nodeid"] for r in results]
-    assert nodeids == finished[:len(nodeids)] and len(finished) - len(nodeids) <= 1
+    assert nodeids == finished[: len(nodeids)] and len(finished) - len(nodeids) <= 1
     assert not (tmp_path / "results.json").exists() and not (tmp_path / "junit.xml").exists()
     assert cli_main(["finish", str(tmp_path / "results.jsonl")]) == 0
     capsys.readouterr()

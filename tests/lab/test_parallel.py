@@ -54,8 +54,11 @@ def test_two_workers_give_the_same_outcomes_as_a_serial_run(pytester: pytest.Pyt
     assert len(serial) >= 60, f"the slice shrank to {len(serial)} checks"
     kinds = set(serial.values())
     assert len(kinds) >= 2, f"only {kinds}: the comparison would say little"
-    differ = {nodeid: (serial.get(nodeid), parallel.get(nodeid))
-              for nodeid in set(serial) | set(parallel) if serial.get(nodeid) != parallel.get(nodeid)}
+    differ = {
+        nodeid: (serial.get(nodeid), parallel.get(nodeid))
+        for nodeid in set(serial) | set(parallel)
+        if serial.get(nodeid) != parallel.get(nodeid)
+    }
     assert not differ, f"(serial, -n 2) outcomes differ: {differ}"
     print(f"{len(serial)} checks, same outcomes serial and -n 2: {dict(Counter(serial.values()))}")
 
@@ -68,8 +71,11 @@ def test_lab_default_arguments_make_a_crash_cost_one_result(pytester: pytest.Pyt
     result = pytester.runpytest_subprocess("--rdma-dev", device, f"--rdma-json={out}", *lab_args)
     result.assert_outcomes(passed=3, failed=1)
     assert {nodeid.split("::")[-1]: outcome for nodeid, outcome in outcomes(out).items()} == {
-        f"test_before[{device}]": "conforms", f"test_segfaults[{device}]": "crash",
-        f"test_after[{device}]": "conforms", f"test_last[{device}]": "conforms"}
+        f"test_before[{device}]": "conforms",
+        f"test_segfaults[{device}]": "crash",
+        f"test_after[{device}]": "conforms",
+        f"test_last[{device}]": "conforms",
+    }
 
 
 def test_the_lab_runs_its_checks_in_an_xdist_worker() -> None:
@@ -83,8 +89,7 @@ def test_the_lab_runs_its_checks_in_an_xdist_worker() -> None:
     assert "PYTEST_XDIST_WORKER" in os.environ, "the lab ran pytest without crash isolation (-n 1)"
 
 
-def test_a_broad_run_leaves_the_kernel_counts_where_it_found_them(pytester: pytest.Pytester,
-                                                                   device: str) -> None:
+def test_a_broad_run_leaves_the_kernel_counts_where_it_found_them(pytester: pytest.Pytester, device: str) -> None:
     suite_into(pytester)
     before = netlink.resource_counts()[device]
     ran = run_slice(pytester, device, "broad", "-k", BROAD_SLICE, *isolation_args([]))

@@ -102,21 +102,27 @@ def test_leak_under_two_workers_is_blamed_on_its_check_only(pytester: pytest.Pyt
     # workers round robin): only the check that leaked is blamed, not the one running beside it.
     pytester.makepyfile(test_leak=OVERLAP_TEST.format(marks=str(pytester.path)))
     out = pytester.path / "results.json"
-    result = pytester.runpytest_subprocess("--rdma-dev", device, "--rdma-leaks=fail", "-n", "2",
-                                           f"--rdma-json={out}")
+    result = pytester.runpytest_subprocess("--rdma-dev", device, "--rdma-leaks=fail", "-n", "2", f"--rdma-json={out}")
     result.assert_outcomes(passed=2, errors=1)
-    result.stdout.fnmatch_lines([f"*ERROR at teardown of test_keeps_a_pd?{device}?*",
-                                 f"E*ResourceLeak: {device}: +1 pd still counted by the kernel after*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*ERROR at teardown of test_keeps_a_pd?{device}?*",
+            f"E*ResourceLeak: {device}: +1 pd still counted by the kernel after*",
+        ]
+    )
     assert {name: r["outcome"] for name, r in json_records(out).items()} == {
-        "test_busy_meanwhile": "conforms", "test_keeps_a_pd": "error"}
+        "test_busy_meanwhile": "conforms",
+        "test_keeps_a_pd": "error",
+    }
 
 
 def test_report_mode_lists_the_leak_without_failing(pytester: pytest.Pytester, device: str) -> None:
     pytester.makepyfile(test_leak=LEAK_TEST)
     result = pytester.runpytest("--rdma-dev", device, "--rdma-leaks=report", "-p", "no:xdist")
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["*rdma guards: leaks and kernel faults*",
-                                 f"test_leak.py::test_keeps_a_pd?{device}?: leak: {device}: +1 pd"])
+    result.stdout.fnmatch_lines(
+        ["*rdma guards: leaks and kernel faults*", f"test_leak.py::test_keeps_a_pd?{device}?: leak: {device}: +1 pd"]
+    )
 
 
 KERNEL_TEST = """
@@ -139,15 +145,16 @@ def kwarn_module() -> str:
     """The lab's kernel-warning module (pytest_rdma/lab/kwarn.py), which the lab builds on the host."""
     path = os.environ.get(kwarn.ENV_KO)
     if not path:
-        pytest.fail(os.environ.get(kwarn.ENV_ERROR) or
-                    f"{kwarn.ENV_KO} is not set: run this test with the lab command "
-                    "(pytest-rdma lab -- tests/lab/test_robustness.py), which builds the module")
+        pytest.fail(
+            os.environ.get(kwarn.ENV_ERROR)
+            or f"{kwarn.ENV_KO} is not set: run this test with the lab command "
+            "(pytest-rdma lab -- tests/lab/test_robustness.py), which builds the module"
+        )
     return path
 
 
 @pytest.mark.rdma_kernel_log_expected  # the inner run's warning is this test's window too
-def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pytest.Pytester,
-                                                                  device: str) -> None:
+def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pytest.Pytester, device: str) -> None:
     # A real WARN() raised by kernel code, with the kernel's own report (cut here, WARNING line,
     # registers, call trace, end trace), not a line written to /dev/kmsg: that would prove the
     # scan window but not that the guard reads the kernel's report. The nonce tells this run's
@@ -155,11 +162,22 @@ def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pyte
     nonce = secrets.token_hex(4)
     pytester.makepyfile(test_kernel=KERNEL_TEST.format(ko=kwarn_module(), nonce=nonce, refused=kwarn.REFUSED))
     out = pytester.path / "results.json"
-    result = pytester.runpytest("--rdma-dev", device, "--rdma-kernel-log=fail", "-p", "no:xdist",
-                                f"--rdma-json={out}", f"--junitxml={pytester.path / 'junit.xml'}")
+    result = pytester.runpytest(
+        "--rdma-dev",
+        device,
+        "--rdma-kernel-log=fail",
+        "-p",
+        "no:xdist",
+        f"--rdma-json={out}",
+        f"--junitxml={pytester.path / 'junit.xml'}",
+    )
     result.assert_outcomes(passed=3, errors=1)
-    result.stdout.fnmatch_lines([f"*KernelFault: kernel fault (warning) logged during this check: WARNING: CPU: * "
-                                 f"PID: * at *{kwarn.NAME}.c:* {kwarn.NAME}_init+0x*; {kwarn.MESSAGE} {nonce}"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*KernelFault: kernel fault (warning) logged during this check: WARNING: CPU: * "
+            f"PID: * at *{kwarn.NAME}.c:* {kwarn.NAME}_init+0x*; {kwarn.MESSAGE} {nonce}"
+        ]
+    )
     teardowns = teardown_reports(result)
     found = teardowns["test_makes_the_kernel_warn"].__dict__[KERNEL_LOG_FIELD]
     assert found["kinds"] == ["warning"] and not found["from_user_space"]
@@ -205,8 +223,11 @@ def test_crash_costs_one_result_and_the_run_goes_on(pytester: pytest.Pytester, d
     result.assert_outcomes(passed=3, failed=1)
     records = json_records(out)
     assert {name: r["outcome"] for name, r in records.items()} == {
-        "test_before": "conforms", "test_segfaults": "crash",
-        "test_after": "conforms", "test_last": "conforms"}
+        "test_before": "conforms",
+        "test_segfaults": "crash",
+        "test_after": "conforms",
+        "test_last": "conforms",
+    }
     assert "test_segfaults" in records["test_segfaults"]["reproducer"]
 
 
@@ -228,12 +249,14 @@ def test_hang_costs_one_timeout_result_and_the_run_goes_on(pytester: pytest.Pyte
     pytester.makepyfile(test_hang=HANG_TEST)
     out = pytester.path / "results.json"
     # Generous for the first check's device setup under TCG; far below the sleep.
-    result = pytester.runpytest_subprocess("--rdma-dev", device, "--timeout=20", "-p", "no:xdist",
-                                           f"--rdma-json={out}")
+    result = pytester.runpytest_subprocess("--rdma-dev", device, "--timeout=20", "-p", "no:xdist", f"--rdma-json={out}")
     result.assert_outcomes(passed=2, failed=1)
     records = json_records(out)
     assert {name: r["outcome"] for name, r in records.items()} == {
-        "test_before": "conforms", "test_hangs": "timeout", "test_after": "conforms"}
+        "test_before": "conforms",
+        "test_hangs": "timeout",
+        "test_after": "conforms",
+    }
 
 
 def test_lab_turns_the_kernel_log_check_on_by_default(pytestconfig: pytest.Config) -> None:
@@ -251,13 +274,20 @@ def test_uses_the_device(rdma_dut):
 """
 
 
-@pytest.mark.parametrize("option, message", [
-    ("--rdma-port=7", "{dev} has no port 7 (*): it has 1 port(s); choose one with --rdma-port N"),
-    ("--rdma-gid-index=200", "{dev} port 1 has no usable GID at index 200 (*): "
-                             "choose a populated index with --rdma-gid-index N*"),
-], ids=["no-such-port", "no-such-gid"])
-def test_unusable_port_or_gid_is_a_usage_error(pytester: pytest.Pytester, device: str, option: str,
-                                               message: str) -> None:
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("--rdma-port=7", "{dev} has no port 7 (*): it has 1 port(s); choose one with --rdma-port N"),
+        (
+            "--rdma-gid-index=200",
+            "{dev} port 1 has no usable GID at index 200 (*): choose a populated index with --rdma-gid-index N*",
+        ),
+    ],
+    ids=["no-such-port", "no-such-gid"],
+)
+def test_unusable_port_or_gid_is_a_usage_error(
+    pytester: pytest.Pytester, device: str, option: str, message: str
+) -> None:
     pytester.makepyfile(DEVICE_TEST)
     # Under xdist: the controller says it once, before any worker starts or any check runs.
     result = pytester.runpytest_subprocess("--rdma-dev", device, option, "-n", "2")
@@ -270,8 +300,9 @@ def test_unusable_port_or_gid_is_a_usage_error(pytester: pytest.Pytester, device
 
 
 def test_port_down_is_a_usage_error(pytester: pytest.Pytester, device: str) -> None:
-    links = json.loads(subprocess.run(["rdma", "-j", "link", "show", f"{device}/1"], capture_output=True,
-                                      text=True, check=True).stdout)
+    links = json.loads(
+        subprocess.run(["rdma", "-j", "link", "show", f"{device}/1"], capture_output=True, text=True, check=True).stdout
+    )
     netdev = links[0]["netdev"]
     pytester.makepyfile(DEVICE_TEST)
     subprocess.run(["ip", "link", "set", netdev, "down"], check=True)
@@ -280,8 +311,7 @@ def test_port_down_is_a_usage_error(pytester: pytest.Pytester, device: str) -> N
     finally:
         subprocess.run(["ip", "link", "set", netdev, "up"], check=True)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {device} port 1 is not active (state DOWN): "
-                                 "bring its link up*--rdma-port N"])
+    result.stderr.fnmatch_lines([f"ERROR: {device} port 1 is not active (state DOWN): bring its link up*--rdma-port N"])
     assert "test_uses_the_device" not in result.stdout.str()
 
 
@@ -289,8 +319,15 @@ def test_leak_is_in_the_json_record_and_junit(pytester: pytest.Pytester, device:
     # Report mode: the record and the JUnit testcase are where the leak is seen, the check still passes.
     pytester.makepyfile(test_leak=LEAK_TEST)
     out = pytester.path / "results.json"
-    result = pytester.runpytest("--rdma-dev", device, "--rdma-leaks=report", "-p", "no:xdist",
-                                f"--rdma-json={out}", f"--junitxml={pytester.path / 'junit.xml'}")
+    result = pytester.runpytest(
+        "--rdma-dev",
+        device,
+        "--rdma-leaks=report",
+        "-p",
+        "no:xdist",
+        f"--rdma-json={out}",
+        f"--junitxml={pytester.path / 'junit.xml'}",
+    )
     result.assert_outcomes(passed=3)
     records = json_records(out)
     assert records["test_keeps_a_pd"]["leak"] == {device: {"pd": 1}}
@@ -304,5 +341,7 @@ def test_leak_is_in_the_json_record_and_junit(pytester: pytest.Pytester, device:
 def junit_properties(path: Path) -> dict[str, dict[str, str]]:
     """Test name -> its JUnit testcase properties."""
     cases = ET.parse(path).getroot().iter("testcase")
-    return {case.get("name", "").split("[")[0]: {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
-            for case in cases}
+    return {
+        case.get("name", "").split("[")[0]: {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+        for case in cases
+    }

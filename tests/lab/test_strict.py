@@ -37,14 +37,18 @@ def _waivers_of(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("device", sorted(SLICES))
 def test_strict_gate_passes_with_shipped_expectations_and_fails_without_one(
-        pytester: pytest.Pytester, device: str) -> None:
+    pytester: pytest.Pytester, device: str
+) -> None:
     driver, selection = SLICES[device]
     _suite_into(pytester)
     passing = pytester.runpytest_subprocess("--rdma-dev", device, "--rdma-strict", "-k", selection, "-rx")
     assert passing.ret == pytest.ExitCode.OK, passing.stdout.str()[-3000:]
     # The slice does deviate on this driver, and every deviation is waived (xfail).
-    waived = [re.search(r"::(test_\w+)\[" + device + r"-(.*?)\]", line) for line in passing.stdout.lines
-              if line.startswith("XFAIL")]
+    waived = [
+        re.search(r"::(test_\w+)\[" + device + r"-(.*?)\]", line)
+        for line in passing.stdout.lines
+        if line.startswith("XFAIL")
+    ]
     waived = [match for match in waived if match]
     assert waived, "the slice should have waived deviations on " + driver
 
@@ -55,8 +59,9 @@ def test_strict_gate_passes_with_shipped_expectations_and_fails_without_one(
     assert len(kept) == len(blocks) - 1
     trimmed = pytester.path / f"{driver}.toml"
     trimmed.write_text("".join(kept))
-    failing = pytester.runpytest_subprocess("--rdma-dev", device, "--rdma-strict", "-k", selection,
-                                            "--rdma-expectations", str(trimmed))
+    failing = pytester.runpytest_subprocess(
+        "--rdma-dev", device, "--rdma-strict", "-k", selection, "--rdma-expectations", str(trimmed)
+    )
     assert failing.ret == pytest.ExitCode.TESTS_FAILED
     failing.stdout.fnmatch_lines([f"FAILED *{waived[0].group(1)}?{device}-{waived[0].group(2)}?*"])
     assert failing.stdout.str().count("FAILED ") == 1

@@ -18,8 +18,15 @@ from typing import Any
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 TIMEOUT_MS = 60_000  # a loaded machine, or the lab's, renders slowly
 
 
@@ -39,15 +46,25 @@ def report_page(index: Path, profile: Path, width: int = 1400, height: int = 100
 
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-            viewport={"width": width, "height": height})
+            str(profile),
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport={"width": width, "height": height},
+        )
         context.set_default_timeout(TIMEOUT_MS)
         try:
             page = context.new_page()
             # Every request the page makes that is not to the report file itself or embedded data.
             page.outside_requests = []
-            page.on("request", lambda request: None if request.url.startswith(("file:", "data:", "blob:"))
-                    else page.outside_requests.append(request.url))
+            page.on(
+                "request",
+                lambda request: (
+                    None
+                    if request.url.startswith(("file:", "data:", "blob:"))
+                    else page.outside_requests.append(request.url)
+                ),
+            )
             page.goto(index.as_uri())
             page.get_by_test_id("report-title").wait_for()
             page.get_by_test_id("tree-section").first.wait_for()
@@ -91,8 +108,11 @@ def categories(page: Any) -> str:
 def result_id(index: Path, name: str, environment: str = "") -> str:
     """The report's id of the first result whose name contains `name` (in `environment`), from the report's index."""
     by_id = json.loads((index.parent / "test-results.json").read_text())["byId"]
-    return next(key for key, result in by_id.items()
-                if name in result["name"] and environment in ("", result.get("environment")))
+    return next(
+        key
+        for key, result in by_id.items()
+        if name in result["name"] and environment in ("", result.get("environment"))
+    )
 
 
 def open_result(page: Any, index: Path, name: str, environment: str = "") -> None:

@@ -15,10 +15,28 @@ from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED
 from pytest_rdma.report.record import case_facts
 
 IDENTITIES = {
-    "rxe0": {"name": "rxe0", "driver": "rxe", "node_type": "CA", "transport": "roce", "firmware": "0.0.0",
-             "vendor_id": "0xffffff", "vendor_part_id": "0", "kernel": "6.1.0-56-amd64", "rdma_core": "44.0"},
-    "siw0": {"name": "siw0", "driver": "siw", "node_type": "RNIC", "transport": "iw", "firmware": "0.0.0",
-             "vendor_id": "0x626d74", "vendor_part_id": "1", "kernel": "6.1.0-56-amd64", "rdma_core": "44.0"},
+    "rxe0": {
+        "name": "rxe0",
+        "driver": "rxe",
+        "node_type": "CA",
+        "transport": "roce",
+        "firmware": "0.0.0",
+        "vendor_id": "0xffffff",
+        "vendor_part_id": "0",
+        "kernel": "6.1.0-56-amd64",
+        "rdma_core": "44.0",
+    },
+    "siw0": {
+        "name": "siw0",
+        "driver": "siw",
+        "node_type": "RNIC",
+        "transport": "iw",
+        "firmware": "0.0.0",
+        "vendor_id": "0x626d74",
+        "vendor_part_id": "1",
+        "kernel": "6.1.0-56-amd64",
+        "rdma_core": "44.0",
+    },
 }
 STEPS = [
     "[0] setup: ibv_alloc_pd(ctx) -> pd0",
@@ -46,32 +64,71 @@ def record(case: Any, device: str = "rxe0", outcome: str = CONFORMS, **extra: An
     facts = case_facts(case)
     out: dict[str, Any] = {
         **facts,
-        "nodeid": f"suites/test_verbs.py::test_{case.verb}[{device}-{case.id}]" if device else
-        f"suites/test_verbs.py::{facts['stable_id']}",
+        "nodeid": f"suites/test_verbs.py::test_{case.verb}[{device}-{case.id}]"
+        if device
+        else f"suites/test_verbs.py::{facts['stable_id']}",
         "device": device if identity else "",
         "driver": identity["driver"] if identity else "",
         "identity": dict(identity) if identity else None,
-        "outcome": outcome, "when": "call", "reason": "", "expected": "", "observed": "", "observation": {},
-        "details": {}, "message": "", "blocked": False, "pytest_outcome": "passed", "waiver": None,
-        "duration": 0.05, "worker": "gw0", "steps": list(STEPS), "routes": ["provider (librxe-rdmav34.so)"],
-        "decided_by": case.layer, "teardown_failures": [], "leak": None, "kernel_log": None,
+        "outcome": outcome,
+        "when": "call",
+        "reason": "",
+        "expected": "",
+        "observed": "",
+        "observation": {},
+        "details": {},
+        "message": "",
+        "blocked": False,
+        "pytest_outcome": "passed",
+        "waiver": None,
+        "duration": 0.05,
+        "worker": "gw0",
+        "steps": list(STEPS),
+        "routes": ["provider (librxe-rdmav34.so)"],
+        "decided_by": case.layer,
+        "teardown_failures": [],
+        "leak": None,
+        "kernel_log": None,
     }
     if outcome in (DEVIATES, WAIVED):
-        out.update(expected="the call fails with EINVAL", observed="returned 0", observation={"returned": 0},
-                   decisive_call=3, pytest_outcome="failed" if outcome == DEVIATES else "xfailed",
-                   reproducer={"dir": "reproducers", "c": f"{device}/{facts['stable_id']}.c",
-                               "python": f"{device}/{facts['stable_id']}.py", "decisive_call": 3, "c_text": C_TEXT})
+        out.update(
+            expected="the call fails with EINVAL",
+            observed="returned 0",
+            observation={"returned": 0},
+            decisive_call=3,
+            pytest_outcome="failed" if outcome == DEVIATES else "xfailed",
+            reproducer={
+                "dir": "reproducers",
+                "c": f"{device}/{facts['stable_id']}.c",
+                "python": f"{device}/{facts['stable_id']}.py",
+                "decisive_call": 3,
+                "c_text": C_TEXT,
+            },
+        )
     if outcome == WAIVED:
-        out.update(reason="waived: rxe accepts it (a known provider bug)",
-                   waiver={"pattern": facts["stable_id"], "reason": "rxe accepts it (a known provider bug)",
-                           "link": "https://bugzilla.kernel.org/show_bug.cgi?id=1", "observed": {"returned": 0},
-                           "file": "rxe.toml", "line": 5, "scopes": {}, "status": "applied"})
+        out.update(
+            reason="waived: rxe accepts it (a known provider bug)",
+            waiver={
+                "pattern": facts["stable_id"],
+                "reason": "rxe accepts it (a known provider bug)",
+                "link": "https://bugzilla.kernel.org/show_bug.cgi?id=1",
+                "observed": {"returned": 0},
+                "file": "rxe.toml",
+                "line": 5,
+                "scopes": {},
+                "status": "applied",
+            },
+        )
     if outcome == UNSUPPORTED:
         out.update(reason="attr_ex.raw_packet_caps = 0", pytest_outcome="skipped", steps=[])
     if outcome == NOT_EXERCISED:
         out.update(reason="the QP could not be moved to RTS first", pytest_outcome="skipped")
     if outcome in (CRASH, TIMEOUT, ERROR):
-        out.update(reason=f"{outcome}: worker 'gw0' crashed while running", pytest_outcome="failed",
-                   message="Traceback:\n  File \"/home/ci/builds/42/pytest_rdma/kinds/check.py\", line 9\n", when="???")
+        out.update(
+            reason=f"{outcome}: worker 'gw0' crashed while running",
+            pytest_outcome="failed",
+            message='Traceback:\n  File "/home/ci/builds/42/pytest_rdma/kinds/check.py", line 9\n',
+            when="???",
+        )
     out.update(extra)
     return out

@@ -38,8 +38,10 @@ C = "test_ibv_modify_qp[forbidden-attrs-RC-RESET>INIT-with-RQ_PSN]"
 D = "test_ibv_modify_qp[forbidden-attrs-RAW_PACKET-INIT>RTR-with-ACCESS_FLAGS]"
 E = "test_ibv_create_qp[cap-writeback-RC-max_recv_wr-5]"
 F = "test_ibv_create_qp[cap-writeback-RC-max_send_wr-3]"
-FIRST = {"rxe0": {A: CONFORMS, B: DEVIATES, C: WAIVED, D: UNSUPPORTED, E: NOT_EXERCISED, F: CRASH},
-         "siw0": {A: CONFORMS, B: WAIVED, C: WAIVED, D: UNSUPPORTED, E: NOT_EXERCISED, F: CONFORMS}}
+FIRST = {
+    "rxe0": {A: CONFORMS, B: DEVIATES, C: WAIVED, D: UNSUPPORTED, E: NOT_EXERCISED, F: CRASH},
+    "siw0": {A: CONFORMS, B: WAIVED, C: WAIVED, D: UNSUPPORTED, E: NOT_EXERCISED, F: CONFORMS},
+}
 # The next run: rxe's deviation is fixed and nothing crashes; the gate passes.
 SECOND = {"rxe0": {**FIRST["rxe0"], B: CONFORMS, F: CONFORMS}, "siw0": FIRST["siw0"]}
 
@@ -62,8 +64,9 @@ def write_run(directory: Path, device: str, plan: dict[str, str]) -> Path:
 
 def report(tmp_path: Path, plan: dict[str, dict[str, str]], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     dirs = [str(write_run(tmp_path / device, device, checks)) for device, checks in plan.items()]
-    code = report_main([*dirs, "--output", str(tmp_path / "allure-report"),
-                        "--history", str(tmp_path / "history.jsonl")])
+    code = report_main(
+        [*dirs, "--output", str(tmp_path / "allure-report"), "--history", str(tmp_path / "history.jsonl")]
+    )
     out = capsys.readouterr()
     return code, out.out + out.err
 
@@ -80,9 +83,13 @@ def test_the_config_groups_by_driver_categorises_by_outcome_and_gates(tmp_path: 
     needs_node()
     config = tmp_path / "allurerc.mjs"
     config.write_text(config_module("r", env_config(IDENTITIES), tmp_path / "h.jsonl", "passed"))
-    labels = {outcome: [{"name": "driver", "value": "siw"}, {"name": "outcome", "value": outcome}]
-              for outcome in (CONFORMS, DEVIATES, WAIVED, UNSUPPORTED, NOT_EXERCISED, CRASH)}
-    seen = node_eval(config, f"""
+    labels = {
+        outcome: [{"name": "driver", "value": "siw"}, {"name": "outcome", "value": outcome}]
+        for outcome in (CONFORMS, DEVIATES, WAIVED, UNSUPPORTED, NOT_EXERCISED, CRASH)
+    }
+    seen = node_eval(
+        config,
+        f"""
         const labels = {json.dumps(labels)};
         const env = (ls) => Object.entries(config.environments).filter(([, e]) => e.matcher({{ labels: ls }}))
             .map(([id]) => id);
@@ -96,21 +103,39 @@ def test_the_config_groups_by_driver_categorises_by_outcome_and_gates(tmp_path: 
             categories: Object.fromEntries(Object.entries(labels).map(([o, ls]) => [o, category(ls)])),
             gated: Object.entries(labels).filter(([, ls]) => gate.filter({{ labels: ls }})).map(([o]) => o),
             maxFailures: gate.maxFailures, history: config.historyPath, variables: config.variables,
-        }}));""")
-    assert seen["envs"]["rxe"] == {"device": "rxe0", "kernel": "6.1.0-56-amd64", "rdma-core": "44.0",
-                                   "firmware": "0.0.0", "vendor / part": "0xffffff:0", "node type": "CA",
-                                   "transport": "roce"}
+        }}));""",
+    )
+    assert seen["envs"]["rxe"] == {
+        "device": "rxe0",
+        "kernel": "6.1.0-56-amd64",
+        "rdma-core": "44.0",
+        "firmware": "0.0.0",
+        "vendor / part": "0xffffff:0",
+        "node type": "CA",
+        "transport": "roce",
+    }
     assert seen["envs"]["siw"]["vendor / part"] == "0x626d74:1" and seen["siw"] == ["siw"]
-    assert seen["categories"] == {CONFORMS: None, DEVIATES: "new-deviation", WAIVED: "waived",
-                                  UNSUPPORTED: "unsupported", NOT_EXERCISED: "not-exercised",
-                                  CRASH: "crash-or-timeout"}
+    assert seen["categories"] == {
+        CONFORMS: None,
+        DEVIATES: "new-deviation",
+        WAIVED: "waived",
+        UNSUPPORTED: "unsupported",
+        NOT_EXERCISED: "not-exercised",
+        CRASH: "crash-or-timeout",
+    }
     assert seen["gated"] == [DEVIATES, CRASH] and seen["maxFailures"] == 0
     assert seen["history"] == str(tmp_path / "h.jsonl")
     # Shown with all drivers at once: the gate, then each field once when the drivers share it, else per device.
-    assert seen["variables"] == {"quality gate": "passed", "device": "rxe0 (rxe) · siw0 (siw)",
-                                 "kernel": "6.1.0-56-amd64", "rdma-core": "44.0", "firmware": "0.0.0",
-                                 "vendor / part": "rxe0 0xffffff:0 · siw0 0x626d74:1",
-                                 "node type": "rxe0 CA · siw0 RNIC", "transport": "rxe0 roce · siw0 iw"}
+    assert seen["variables"] == {
+        "quality gate": "passed",
+        "device": "rxe0 (rxe) · siw0 (siw)",
+        "kernel": "6.1.0-56-amd64",
+        "rdma-core": "44.0",
+        "firmware": "0.0.0",
+        "vendor / part": "rxe0 0xffffff:0 · siw0 0x626d74:1",
+        "node type": "rxe0 CA · siw0 RNIC",
+        "transport": "rxe0 roce · siw0 iw",
+    }
 
 
 def needs_node() -> None:
@@ -120,8 +145,9 @@ def needs_node() -> None:
         pytest.skip(str(exc))
 
 
-def test_the_gate_fails_the_command_and_history_shows_what_changed(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_gate_fails_the_command_and_history_shows_what_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     needs_browser()
     code, output = report(tmp_path, FIRST, capsys)
     assert code == 1, output
@@ -140,17 +166,27 @@ def test_the_gate_fails_the_command_and_history_shows_what_changed(tmp_path: Pat
         assert page.get_by_test_id("tree-leaf-retries").count() == 0, "no check shows as a retry"
         assert {"rxe", "siw"} <= set(environments(page))
         rxe = select_environment(page, "rxe", "0xffffff:0")
-        assert rxe == {"quality gate": "FAILED: 2 deviations/crashes", "device": "rxe0", "kernel": "6.1.0-56-amd64",
-                       "rdma-core": "44.0", "firmware": "0.0.0", "vendor / part": "0xffffff:0", "node type": "CA",
-                       "transport": "roce"}
+        assert rxe == {
+            "quality gate": "FAILED: 2 deviations/crashes",
+            "device": "rxe0",
+            "kernel": "6.1.0-56-amd64",
+            "rdma-core": "44.0",
+            "firmware": "0.0.0",
+            "vendor / part": "0xffffff:0",
+            "node type": "CA",
+            "transport": "roce",
+        }
         siw = select_environment(page, "siw", "0x626d74:1")
         assert (siw["device"], siw["transport"], siw["vendor / part"]) == ("siw0", "iw", "0x626d74:1")
         select_environment(page, "All", "rxe0 (rxe)")
         shown = categories(page)
-        for name in ("New deviation (no waiver covers it)", "Crash or timeout",
-                     "Waived deviation (known: reason and link)",
-                     "Unsupported (the device does not advertise the capability)",
-                     "Not exercised (the precondition could not be reached)"):
+        for name in (
+            "New deviation (no waiver covers it)",
+            "Crash or timeout",
+            "Waived deviation (known: reason and link)",
+            "Unsupported (the device does not advertise the capability)",
+            "Not exercised (the precondition could not be reached)",
+        ):
             assert name in shown, shown[:2000]
         page.get_by_text("Unsupported (the device does not advertise the capability)").click()
         page.get_by_text("unsupported: attr_ex.raw_packet_caps = 0").first.wait_for()

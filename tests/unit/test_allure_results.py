@@ -50,26 +50,47 @@ def test_a_deviation_reads_as_a_statement_with_its_evidence() -> None:
     assert result["name"] == f"{claim} [RC RTR>RTS with PATH_MTU]"
     assert result["status"] == "failed" and result["statusDetails"]["known"] is False
     assert result["statusDetails"]["message"] == (
-        "deviates from ibv_modify_qp(3) NOTES: expected the call fails with EINVAL; observed returned 0")
+        "deviates from ibv_modify_qp(3) NOTES: expected the call fails with EINVAL; observed returned 0"
+    )
     # Description: what the page says (its section, linked), what was done, what was observed.
     description = result["description"]
-    assert ("**What the man page says** ([ibv_modify_qp(3) NOTES]"
-            "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES), in our words):") in description
+    assert (
+        "**What the man page says** ([ibv_modify_qp(3) NOTES]"
+        "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES), in our words):"
+    ) in description
     assert f"> {claim}" in description
     assert "**What was done:** on rxe0 (driver rxe, roce), case `RC-RTR>RTS-with-PATH_MTU`" in description
     assert "- expected: the call fails with EINVAL\n- observed: returned 0" in description
     # Links: the man page at its section, and the other public source (IBTA has none).
-    assert result["links"][0] == {"name": "ibv_modify_qp(3) NOTES", "type": "link",
-                                  "url": "https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES"}
-    assert any(link["url"].startswith("https://elixir.bootlin.com/linux/v6.1/source/drivers/infiniband/core/verbs.c")
-               for link in result["links"])
+    assert result["links"][0] == {
+        "name": "ibv_modify_qp(3) NOTES",
+        "type": "link",
+        "url": "https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES",
+    }
+    assert any(
+        link["url"].startswith("https://elixir.bootlin.com/linux/v6.1/source/drivers/infiniband/core/verbs.c")
+        for link in result["links"]
+    )
     # Labels for the tree (driver > verb > claim) and for filters, categories and environments.
-    assert labels(result).items() >= {"parentSuite": "rxe", "suite": "ibv_modify_qp", "subSuite": "forbidden-attrs",
-                                      "driver": "rxe", "device": "rxe0", "verb": "ibv_modify_qp",
-                                      "claim": "forbidden-attrs", "qp_type": "RC", "outcome": "deviates"}.items()
-    assert result["parameters"] == [{"name": "qp_type", "value": "RC"},
-                                    {"name": "case", "value": "RC-RTR>RTS-with-PATH_MTU"},
-                                    {"name": "device", "value": "rxe0"}]
+    assert (
+        labels(result).items()
+        >= {
+            "parentSuite": "rxe",
+            "suite": "ibv_modify_qp",
+            "subSuite": "forbidden-attrs",
+            "driver": "rxe",
+            "device": "rxe0",
+            "verb": "ibv_modify_qp",
+            "claim": "forbidden-attrs",
+            "qp_type": "RC",
+            "outcome": "deviates",
+        }.items()
+    )
+    assert result["parameters"] == [
+        {"name": "qp_type", "value": "RC"},
+        {"name": "case", "value": "RC-RTR>RTS-with-PATH_MTU"},
+        {"name": "device", "value": "rxe0"},
+    ]
     # The verb calls as steps, by phase; the decisive call is the failed one.
     phases = {step["name"]: step for step in result["steps"]}
     assert list(phases) == ["setup: 3 verb calls", "call: 1 verb call", "teardown: 1 verb call"]
@@ -78,20 +99,29 @@ def test_a_deviation_reads_as_a_statement_with_its_evidence() -> None:
     assert call["status"] == "failed" and phases["call: 1 verb call"]["status"] == "failed"
     # Its reproducers, C and Python, attached.
     attached = {a["name"]: converted.attachments[a["source"]].content for a in result["attachments"]}
-    assert attached == {f"reproducer (C): rxe0/{MODIFY}.c": C_TEXT.encode(),
-                        f"reproducer (Python): rxe0/{MODIFY}.py": PY_TEXT.encode()}
+    assert attached == {
+        f"reproducer (C): rxe0/{MODIFY}.c": C_TEXT.encode(),
+        f"reproducer (Python): rxe0/{MODIFY}.py": PY_TEXT.encode(),
+    }
 
 
-@pytest.mark.parametrize(("outcome", "status", "message"), [
-    (CONFORMS, "passed", ""),
-    (DEVIATES, "failed", "deviates from"),
-    (WAIVED, "failed", "waived: rxe accepts it (a known provider bug) (https://bugzilla.kernel.org/show_bug.cgi?id=1)"),
-    (UNSUPPORTED, "skipped", "unsupported: attr_ex.raw_packet_caps = 0"),
-    (NOT_EXERCISED, "skipped", "not exercised: the QP could not be moved to RTS first"),
-    (CRASH, "broken", "crash: "),
-    (TIMEOUT, "broken", "timeout: "),
-    (ERROR, "broken", "error: "),
-])
+@pytest.mark.parametrize(
+    ("outcome", "status", "message"),
+    [
+        (CONFORMS, "passed", ""),
+        (DEVIATES, "failed", "deviates from"),
+        (
+            WAIVED,
+            "failed",
+            "waived: rxe accepts it (a known provider bug) (https://bugzilla.kernel.org/show_bug.cgi?id=1)",
+        ),
+        (UNSUPPORTED, "skipped", "unsupported: attr_ex.raw_packet_caps = 0"),
+        (NOT_EXERCISED, "skipped", "not exercised: the QP could not be moved to RTS first"),
+        (CRASH, "broken", "crash: "),
+        (TIMEOUT, "broken", "timeout: "),
+        (ERROR, "broken", "error: "),
+    ],
+)
 def test_each_outcome_has_its_status_label_and_message(outcome: str, status: str, message: str) -> None:
     result = convert(record(find(MODIFY), "siw0", outcome), stop_ms=10_000).result
     assert result["status"] == status
@@ -103,10 +133,15 @@ def test_each_outcome_has_its_status_label_and_message(outcome: str, status: str
 
 def test_a_waived_deviation_names_its_reason_and_link() -> None:
     result = convert(record(find(MODIFY), "rxe0", WAIVED), stop_ms=10_000).result
-    assert labels(result)["known_issue"] == "rxe accepts it (a known provider bug) " \
-                                            "(https://bugzilla.kernel.org/show_bug.cgi?id=1)"
-    assert {"name": "waiver: https://bugzilla.kernel.org/show_bug.cgi?id=1", "type": "issue",
-            "url": "https://bugzilla.kernel.org/show_bug.cgi?id=1"} in result["links"]
+    assert (
+        labels(result)["known_issue"] == "rxe accepts it (a known provider bug) "
+        "(https://bugzilla.kernel.org/show_bug.cgi?id=1)"
+    )
+    assert {
+        "name": "waiver: https://bugzilla.kernel.org/show_bug.cgi?id=1",
+        "type": "issue",
+        "url": "https://bugzilla.kernel.org/show_bug.cgi?id=1",
+    } in result["links"]
     assert "**Waiver** (applied, rxe.toml:5): rxe accepts it" in result["description"]
 
 
@@ -118,19 +153,38 @@ def test_one_check_on_two_devices_is_two_results_never_a_retry() -> None:
 
 def test_a_users_own_device_test_is_one_result_per_parameter_set() -> None:
     """Its stable id is the function's name, the same for every parameter set: it must not make them retries."""
-    own = {"stable_id": "test_mine", "case_id": "", "verb": "", "claim": "", "claim_text": "", "params": {},
-           "device": "rxe0", "driver": "rxe", "outcome": CONFORMS}
-    one, two = (convert({**own, "nodeid": f"test_x.py::test_mine[rxe0-{n}]", "title": f"test_mine[rxe0-{n}]"},
-                        stop_ms=1).result for n in (1, 2))
+    own = {
+        "stable_id": "test_mine",
+        "case_id": "",
+        "verb": "",
+        "claim": "",
+        "claim_text": "",
+        "params": {},
+        "device": "rxe0",
+        "driver": "rxe",
+        "outcome": CONFORMS,
+    }
+    one, two = (
+        convert({**own, "nodeid": f"test_x.py::test_mine[rxe0-{n}]", "title": f"test_mine[rxe0-{n}]"}, stop_ms=1).result
+        for n in (1, 2)
+    )
     assert (one["testCaseId"], one["parameters"]) != (two["testCaseId"], two["parameters"])
     assert one["name"] == "test_mine[rxe0-1]"
 
 
 def test_the_decisive_phase_gives_the_waiver_its_status() -> None:
-    base = {"outcome": CONFORMS, "when": "setup", "pytest_outcome": "passed", "duration": 0.1,
-            "waiver": {"status": "fixed"}}
-    phases = [base, {**base, "when": "call", "outcome": WAIVED, "waiver": {"status": "applied"}},
-              {**base, "when": "teardown"}]
+    base = {
+        "outcome": CONFORMS,
+        "when": "setup",
+        "pytest_outcome": "passed",
+        "duration": 0.1,
+        "waiver": {"status": "fixed"},
+    }
+    phases = [
+        base,
+        {**base, "when": "call", "outcome": WAIVED, "waiver": {"status": "applied"}},
+        {**base, "when": "teardown"},
+    ]
     assert merge({"stable_id": "x"}, phases, "gw0")["waiver"] == {"status": "applied"}
 
 
@@ -170,31 +224,39 @@ def test_every_shipped_waiver_link_is_cited_once_and_linked() -> None:
         assert link.url, f"{waiver.where}: {waiver.link!r} has no URL"
 
 
-@pytest.mark.parametrize(("ref", "section", "cited"), [
-    ("ibv_modify_qp(3)", "NOTES", "ibv_modify_qp(3) NOTES"),
-    ("ibv_modify_qp(3)", "ibv_modify_qp(3) NOTES", "ibv_modify_qp(3) NOTES"),
-    ("ibv_modify_qp(3) ibv_modify_qp(3)", "NOTES", "ibv_modify_qp(3) NOTES"),
-    ("IBTA Vol. 1 r1.7 §11.2.5.2", "", "IBTA Vol. 1 r1.7 §11.2.5.2"),
-])
+@pytest.mark.parametrize(
+    ("ref", "section", "cited"),
+    [
+        ("ibv_modify_qp(3)", "NOTES", "ibv_modify_qp(3) NOTES"),
+        ("ibv_modify_qp(3)", "ibv_modify_qp(3) NOTES", "ibv_modify_qp(3) NOTES"),
+        ("ibv_modify_qp(3) ibv_modify_qp(3)", "NOTES", "ibv_modify_qp(3) NOTES"),
+        ("IBTA Vol. 1 r1.7 §11.2.5.2", "", "IBTA Vol. 1 r1.7 §11.2.5.2"),
+    ],
+)
 def test_a_source_is_cited_with_its_page_once(ref: str, section: str, cited: str) -> None:
     assert links.cite(ref, section) == cited
 
 
-@pytest.mark.parametrize(("text", "url"), [
-    ("ibv_create_qp(3) RETURN VALUE", "https://man7.org/linux/man-pages/man3/ibv_create_qp.3.html#RETURN_VALUE"),
-    ("ibv_create_flow(3) NOTES, ERRORS", "https://man7.org/linux/man-pages/man3/ibv_create_flow.3.html#NOTES"),
-    ("rdma_cm(7)", "https://man7.org/linux/man-pages/man7/rdma_cm.7.html"),
-    ("det_modify_qp(3) DESCRIPTION", ""),  # not an rdma-core page: man7.org does not have it
-    ("https://github.com/linux-rdma/rdma-core/issues/1", "https://github.com/linux-rdma/rdma-core/issues/1"),
-])
+@pytest.mark.parametrize(
+    ("text", "url"),
+    [
+        ("ibv_create_qp(3) RETURN VALUE", "https://man7.org/linux/man-pages/man3/ibv_create_qp.3.html#RETURN_VALUE"),
+        ("ibv_create_flow(3) NOTES, ERRORS", "https://man7.org/linux/man-pages/man3/ibv_create_flow.3.html#NOTES"),
+        ("rdma_cm(7)", "https://man7.org/linux/man-pages/man7/rdma_cm.7.html"),
+        ("det_modify_qp(3) DESCRIPTION", ""),  # not an rdma-core page: man7.org does not have it
+        ("https://github.com/linux-rdma/rdma-core/issues/1", "https://github.com/linux-rdma/rdma-core/issues/1"),
+    ],
+)
 def test_references_link_to_man7_or_stay_text(text: str, url: str) -> None:
     assert links.text_link(text).url == url
 
 
 def test_redact_leaves_no_machine_path() -> None:
-    text = ("File \"/home/ci/builds/42/pytest_rdma/kinds/check.py\", line 9; "
-            "/usr/lib/python3/dist-packages/_pytest/runner.py; /tmp/lab/rxe0/reproducers; /dev/kmsg; "
-            "https://man7.org/linux/man-pages/man3/x.3.html; INIT>RTR/RTS")
+    text = (
+        'File "/home/ci/builds/42/pytest_rdma/kinds/check.py", line 9; '
+        "/usr/lib/python3/dist-packages/_pytest/runner.py; /tmp/lab/rxe0/reproducers; /dev/kmsg; "
+        "https://man7.org/linux/man-pages/man3/x.3.html; INIT>RTR/RTS"
+    )
     out = redact(text)
     assert not has_machine_path(out), out
     assert "_pytest/runner.py" in out and ".../rxe0/reproducers" in out
@@ -202,7 +264,7 @@ def test_redact_leaves_no_machine_path() -> None:
 
 
 # -- the writer, in a pytest run under xdist ---------------------------------------------------------
-CONFTEST = '''
+CONFTEST = """
 import pytest
 
 from pytest_rdma.provider.identity import DeviceIdentity
@@ -222,9 +284,9 @@ class Dut:
 @pytest.fixture(scope="session")
 def rdma_dut(request):
     return Dut(request.param)
-'''
+"""
 
-TESTS = '''
+TESTS = """
 import os
 
 import pytest
@@ -254,32 +316,44 @@ def test_ibv_query_gid(rdma_dut, rdma_case):
 @pytest.mark.parametrize("rdma_case", CASES[:1], ids=[CASES[0].id])
 def test_without_device(rdma_case):
     pytest.skip("blocked: no provider of this API family here")
-'''
+"""
 
 
 @pytest.mark.parametrize("xdist", [True, False], ids=["xdist", "serial"])
-def test_the_writer_writes_each_check_once_from_the_controller(pytester: pytest.Pytester,
-                                                               monkeypatch: pytest.MonkeyPatch, xdist: bool) -> None:
+def test_the_writer_writes_each_check_once_from_the_controller(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: bool
+) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_demo=TESTS)
     first = cases()[[case.verb for case in cases()].index("ibv_query_gid")]
     expect = pytester.mkdir("expect")
-    (expect / "rxe.toml").write_text(textwrap.dedent(f'''
+    (expect / "rxe.toml").write_text(
+        textwrap.dedent(f'''
         [[waiver]]
         id = "{first.stable_id}"
         reason = "rxe answers 0 here (known)"
         link = "ibv_query_gid(3) RETURN VALUE"
         observed = {{ returned = 0 }}
-    '''))
+    ''')
+    )
     out = pytester.path / "allure"
     out.mkdir()
     (out / "0000-result.json").write_text('{"name": "left by an earlier run"}')
     if not xdist:
         monkeypatch.setenv("DEMO_SERIAL", "1")
-    run = pytester.runpytest_subprocess(*(("-n", "1") if xdist else ("-p", "no:xdist")), "-p", "no:cacheprovider",
-                                        "--rdma-expectations", str(expect),
-                                        "--rdma-allure", str(out), "--rdma-json", "results.json",
-                                        "--rdma-junit", "junit.xml")
+    run = pytester.runpytest_subprocess(
+        *(("-n", "1") if xdist else ("-p", "no:xdist")),
+        "-p",
+        "no:cacheprovider",
+        "--rdma-expectations",
+        str(expect),
+        "--rdma-allure",
+        str(out),
+        "--rdma-json",
+        "results.json",
+        "--rdma-junit",
+        "junit.xml",
+    )
     assert run.ret == pytest.ExitCode.TESTS_FAILED, run.stdout.str()
     results = [json.loads(path.read_text()) for path in out.glob("*-result.json")]
     by_device = {(labels(r)["device"], r["parameters"][-2]["value"]): r for r in results if r["parameters"]}
@@ -294,7 +368,8 @@ def test_the_writer_writes_each_check_once_from_the_controller(pytester: pytest.
     if xdist:  # the controller writes the result of the check that killed its worker
         assert len(crashed) == 1 and crashed[0]["status"] == "broken" and labels(crashed[0])["device"] == "rxe0"
     assert {labels(r)["outcome"] for r in results} == {WAIVED, DEVIATES, UNSUPPORTED, ERROR, CONFORMS} | (
-        {CRASH} if xdist else set())
+        {CRASH} if xdist else set()
+    )
     # Two devices in this run: the check without one stays in no driver's environment.
     (nodevice,) = [r for r in results if r["name"].startswith(first.says) and labels(r)["device"] == "no device"]
     assert labels(nodevice)["driver"] == "no device"

@@ -315,8 +315,15 @@ def test_review_is_per_driver_tested() -> None:
 def test_a_drafted_file_parses_and_holds_on_the_observation_it_drafted_from(tmp_path: Path) -> None:
     from pytest_rdma.report.waivers import draft
 
-    record = {"driver": "rxe", "outcome": "deviates", "stable_id": "test_v[c-RC]", "ref": "v(3) NOTES",
-              "expected": "refused", "observed": "succeeded", "observation": {"returned": "success", "value": 7}}
+    record = {
+        "driver": "rxe",
+        "outcome": "deviates",
+        "stable_id": "test_v[c-RC]",
+        "ref": "v(3) NOTES",
+        "expected": "refused",
+        "observed": "succeeded",
+        "observation": {"returned": "success", "value": 7},
+    }
     text = draft("rxe", [{"results": [record]}])
     (waiver,) = parse(text, tmp_path / "rxe.toml")
     assert waiver.observed == {"returned": "success", "value": 7}

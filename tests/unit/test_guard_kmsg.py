@@ -12,14 +12,16 @@ from pytest_rdma.guard.kmsg import Record, classify, parse_record
 # A real WARN() report, as /dev/kmsg gave it in the lab (kernel 6.1.0-56-amd64, x86_64, TCG) when
 # the lab's module (pytest_rdma/lab/kwarn_ko) was loaded with nonce=first1234: one record a line.
 REAL_WARNING = Path(__file__).parent / "data" / "kmsg-warn-6.1.0-56-amd64.txt"
-REAL_HEADLINE = ("WARNING: CPU: 1 PID: 275 at /tmp/kwb/pytest_rdma_kwarn.c:24 "
-                 "pytest_rdma_kwarn_init+0x18/0x1000 [pytest_rdma_kwarn]")
+REAL_HEADLINE = (
+    "WARNING: CPU: 1 PID: 275 at /tmp/kwb/pytest_rdma_kwarn.c:24 pytest_rdma_kwarn_init+0x18/0x1000 [pytest_rdma_kwarn]"
+)
 REAL_MESSAGE = "pytest-rdma provoked warning first1234"
 
 # Lines as the kernel prints them (shapes from real reports; the details are made up).
 FAULTS = {
-    "WARNING: CPU: 1 PID: 312 at drivers/infiniband/sw/rxe/rxe_qp.c:123 rxe_qp_do_cleanup+0x5/0x9 [rdma_rxe]":
-        "warning",
+    "WARNING: CPU: 1 PID: 312 at drivers/infiniband/sw/rxe/rxe_qp.c:123 rxe_qp_do_cleanup+0x5/0x9 [rdma_rxe]": (
+        "warning"
+    ),
     "BUG: kernel NULL pointer dereference, address: 0000000000000008": "bug",
     "kernel BUG at mm/slub.c:379!": "bug",
     "Oops: 0000 [#1] PREEMPT SMP NOPTI": "oops",
@@ -74,13 +76,17 @@ def test_malformed_records_are_ignored(raw: bytes) -> None:
 
 
 def test_only_faults_are_kept_and_described_by_the_first() -> None:
-    raws = (b"6,1,1,-;rdma_rxe: loaded", b"4,2,2,-;WARNING: CPU: 0 PID: 9 at a.c:1",
-            b"3,3,3,-;BUG: KASAN: slab-out-of-bounds in f")
+    raws = (
+        b"6,1,1,-;rdma_rxe: loaded",
+        b"4,2,2,-;WARNING: CPU: 0 PID: 9 at a.c:1",
+        b"3,3,3,-;BUG: KASAN: slab-out-of-bounds in f",
+    )
     records = [parse_record(raw) for raw in raws]
     found = faults([r for r in records if r is not None])
     assert [fault.kind for fault in found] == ["warning", "kasan"]
-    assert describe(found) == ("kernel fault (kasan, warning) logged during this check: "
-                               "WARNING: CPU: 0 PID: 9 at a.c:1")
+    assert describe(found) == (
+        "kernel fault (kasan, warning) logged during this check: WARNING: CPU: 0 PID: 9 at a.c:1"
+    )
 
 
 def real_records() -> list[Record]:
@@ -127,8 +133,11 @@ def test_warn_on_without_message_keeps_the_headline_alone() -> None:
 def test_lines_around_an_unframed_warning_are_not_taken_for_its_message() -> None:
     # A WARNING line with no report around it (what user space can write): its neighbours are
     # unrelated records, so nothing is attached to it.
-    raws = (b"6,1,1,-;rdma_rxe: loaded", b"12,2,2,-;WARNING: CPU: 0 PID: 9 at x",
-            b"6,3,3,-;infiniband rxe0: set active")
+    raws = (
+        b"6,1,1,-;rdma_rxe: loaded",
+        b"12,2,2,-;WARNING: CPU: 0 PID: 9 at x",
+        b"6,3,3,-;infiniband rxe0: set active",
+    )
     found = faults([r for r in (parse_record(raw) for raw in raws) if r is not None])
     assert len(found) == 1 and found[0].message == ()
 
@@ -136,7 +145,10 @@ def test_lines_around_an_unframed_warning_are_not_taken_for_its_message() -> Non
 def test_lines_before_another_report_are_not_taken_for_the_warning_message() -> None:
     # Only the report's own body (Modules linked in:, registers, trace) closes a message; a line
     # followed by another fault's headline is not known to belong to this warning.
-    raws = (b"4,1,1,-;WARNING: CPU: 0 PID: 9 at a.c:1 f+0x1/0x2", b"6,2,2,-;rxe0: some driver line",
-            b"0,3,3,-;BUG: kernel NULL pointer dereference, address: 0000000000000008")
+    raws = (
+        b"4,1,1,-;WARNING: CPU: 0 PID: 9 at a.c:1 f+0x1/0x2",
+        b"6,2,2,-;rxe0: some driver line",
+        b"0,3,3,-;BUG: kernel NULL pointer dereference, address: 0000000000000008",
+    )
     found = faults([r for r in (parse_record(raw) for raw in raws) if r is not None])
     assert [(fault.kind, fault.message) for fault in found] == [("warning", ()), ("bug", ())]

@@ -16,7 +16,7 @@ from report_helpers import CONFTEST
 
 from pytest_rdma.cli import main as cli_main
 
-TESTS = '''
+TESTS = """
 import os
 import signal
 
@@ -29,7 +29,7 @@ def test_step(rdma_dut, n):
         STOP()
     if n == 2:
         pytest.skip("unsupported: IBV_QPT_UD")
-'''
+"""
 INTERRUPT = TESTS.replace("STOP()", "raise KeyboardInterrupt")
 KILL = TESTS.replace("STOP()", "os.kill(os.getpid(), signal.SIGKILL)")
 FINISHED = [f"test_steps.py::test_step[{n}-rxe0]" for n in range(3)]
@@ -63,8 +63,9 @@ def test_ctrl_c_keeps_the_finished_checks_everywhere(pytester: pytest.Pytester) 
     assert props["driver"] == "rxe" and props["outcome"] == "conforms"
 
 
-def test_killed_run_keeps_its_lines_and_finish_makes_the_document(pytester: pytest.Pytester,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_killed_run_keeps_its_lines_and_finish_makes_the_document(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_steps=KILL)
     # Files an earlier run left: the killed run must not leave them to pass for its own.
@@ -97,4 +98,5 @@ def test_lab_names_the_results_a_killed_vm_left(tmp_path: Path) -> None:
     lines.write_text(f"{session}\n{result}\n{result}\n" + result[:20])  # the VM died mid-line
     assert kept_results(tmp_path) == (
         f"results of the finished checks are kept in {lines} (2 finished checks); "
-        "'pytest-rdma finish FILE.jsonl' makes the final results document from them")
+        "'pytest-rdma finish FILE.jsonl' makes the final results document from them"
+    )

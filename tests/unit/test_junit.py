@@ -34,10 +34,14 @@ def validate(path: Path) -> list[str]:
 
 def every_outcome() -> list[dict]:
     """Each outcome on each device, each a different check of ibv_modify_qp, and one check of no device."""
-    cases = [find(MODIFY), find("test_ibv_modify_qp[forbidden-attrs-RC-RESET>INIT-with-RQ_PSN]"),
-             find("test_ibv_create_qp[cap-writeback-RC-max_send_wr-3]")]
-    records = [record(cases[i % 3], device, outcome) for device in ("rxe0", "siw0")
-               for i, outcome in enumerate(OUTCOMES)]
+    cases = [
+        find(MODIFY),
+        find("test_ibv_modify_qp[forbidden-attrs-RC-RESET>INIT-with-RQ_PSN]"),
+        find("test_ibv_create_qp[cap-writeback-RC-max_send_wr-3]"),
+    ]
+    records = [
+        record(cases[i % 3], device, outcome) for device in ("rxe0", "siw0") for i, outcome in enumerate(OUTCOMES)
+    ]
     return records + [record(cases[0], "", UNSUPPORTED, reason="blocked: no DET provider", blocked=True)]
 
 
@@ -52,11 +56,14 @@ def test_valid_against_jenkins_junit_schema(tmp_path: Path) -> None:
     assert validate(written(tmp_path, every_outcome())) == []
 
 
-@pytest.mark.parametrize(("change", "complaint"), [
-    (lambda root: root.set("skipped", "1"), "skipped"),  # what the earlier writer put on <testsuites>
-    (lambda root: ET.SubElement(root.find("testsuite"), "properties"), "properties"),  # an empty <properties>
-    (lambda root: root.find("testsuite/testcase").attrib.pop("name"), "name"),
-])
+@pytest.mark.parametrize(
+    ("change", "complaint"),
+    [
+        (lambda root: root.set("skipped", "1"), "skipped"),  # what the earlier writer put on <testsuites>
+        (lambda root: ET.SubElement(root.find("testsuite"), "properties"), "properties"),  # an empty <properties>
+        (lambda root: root.find("testsuite/testcase").attrib.pop("name"), "name"),
+    ],
+)
 def test_the_schema_refuses_what_jenkins_refuses(tmp_path: Path, change, complaint: str) -> None:
     root = junit.document(every_outcome(), {})
     change(root)
@@ -81,12 +88,15 @@ def test_one_suite_per_device_classname_driver_verb_name_claim_and_case(tmp_path
     assert props["source"] == "ibv_modify_qp(3) NOTES"
     assert props["man_page"] == "https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES"
     assert props["reproducer_c"].endswith(".c") and props["reproducer_python"].endswith(".py")
-    assert case.find("failure").get("message") == ("deviates from ibv_modify_qp(3) NOTES: expected the call fails "
-                                                   "with EINVAL; observed returned 0")
-    waived = next(c for c in rxe.iter("testcase") if c.find("skipped") is not None
-                  and c.find("skipped").get("type") == "waived")
-    assert waived.find("skipped").get("message") == ("waived: rxe accepts it (a known provider bug) "
-                                                     "(https://bugzilla.kernel.org/show_bug.cgi?id=1)")
+    assert case.find("failure").get("message") == (
+        "deviates from ibv_modify_qp(3) NOTES: expected the call fails with EINVAL; observed returned 0"
+    )
+    waived = next(
+        c for c in rxe.iter("testcase") if c.find("skipped") is not None and c.find("skipped").get("type") == "waived"
+    )
+    assert waived.find("skipped").get("message") == (
+        "waived: rxe accepts it (a known provider bug) (https://bugzilla.kernel.org/show_bug.cgi?id=1)"
+    )
 
 
 def test_read_by_junitparser_as_a_ci_reads_it(tmp_path: Path) -> None:
@@ -97,14 +107,28 @@ def test_read_by_junitparser_as_a_ci_reads_it(tmp_path: Path) -> None:
     for case in suites["siw0 (siw)"]:
         (outcome,) = [p.value for p in case.child(junitparser.Properties) if p.name == "outcome"]
         kinds[outcome] = type(case.result[0]).__name__ if case.result else "passed"
-    assert kinds == {CONFORMS: "passed", DEVIATES: "Failure", WAIVED: "Skipped", UNSUPPORTED: "Skipped",
-                     NOT_EXERCISED: "Skipped", CRASH: "Error", TIMEOUT: "Error", ERROR: "Error"}
+    assert kinds == {
+        CONFORMS: "passed",
+        DEVIATES: "Failure",
+        WAIVED: "Skipped",
+        UNSUPPORTED: "Skipped",
+        NOT_EXERCISED: "Skipped",
+        CRASH: "Error",
+        TIMEOUT: "Error",
+        ERROR: "Error",
+    }
     assert all(case.classname.startswith("siw.") for case in suites["siw0 (siw)"])
 
 
 def test_text_a_kernel_log_may_carry_stays_valid_xml(tmp_path: Path) -> None:
-    bad = record(find(MODIFY), "rxe0", ERROR, reason="error: \x1b[31mred\x1b[0m \x00 nul",
-                 message="WARNING: CPU: 0 PID: 1 at \x07 /home/ci/drivers/x.c:1", kernel_log={"lines": ["\x1b[1m"]})
+    bad = record(
+        find(MODIFY),
+        "rxe0",
+        ERROR,
+        reason="error: \x1b[31mred\x1b[0m \x00 nul",
+        message="WARNING: CPU: 0 PID: 1 at \x07 /home/ci/drivers/x.c:1",
+        kernel_log={"lines": ["\x1b[1m"]},
+    )
     path = written(tmp_path, [bad])
     assert validate(path) == []
     assert "/home/ci" not in path.read_text()
@@ -121,6 +145,9 @@ def test_a_run_writes_valid_junit_with_a_crash_and_a_check_without_device(pytest
     root = ET.parse(path).getroot()
     # Suites in the order their first check finished; one per device, and one for the check without a device.
     assert sorted(suite.get("name") for suite in root.iter("testsuite")) == ["no device", "rxe0 (rxe)", "siw0 (siw)"]
-    crash = [case for case in root.iter("testcase") if case.find("error") is not None
-             and case.find("error").get("type") == CRASH]
+    crash = [
+        case
+        for case in root.iter("testcase")
+        if case.find("error") is not None and case.find("error").get("type") == CRASH
+    ]
     assert len(crash) == 1 and crash[0].get("classname") == "rxe.ibv_query_gid"

@@ -8,21 +8,38 @@ from pytest_rdma.lab.guest import CRASH_ISOLATION, LAB_SETTINGS, isolation_args,
 from pytest_rdma.settings import OPTIONS
 
 
-@pytest.mark.parametrize("args", [
-    [],
-    ["suites", "-k", "modify_qp"],
-    ["-x", "--rdma-leaks=fail", "suites/test_verbs.py::test_ibv_alloc_pd"],
-    ["-p", "no:randomly", "-k", "not -n"],  # a -k expression is not an option
-], ids=["none", "slice", "options", "other-plugin"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["suites", "-k", "modify_qp"],
+        ["-x", "--rdma-leaks=fail", "suites/test_verbs.py::test_ibv_alloc_pd"],
+        ["-p", "no:randomly", "-k", "not -n"],  # a -k expression is not an option
+    ],
+    ids=["none", "slice", "options", "other-plugin"],
+)
 def test_lab_default_runs_checks_in_one_restartable_worker(args: list[str]) -> None:
     assert isolation_args(args) == ["-n", "1", "--max-worker-restart=1000"] == CRASH_ISOLATION
 
 
-@pytest.mark.parametrize("args", [
-    ["-n", "2"], ["-n2"], ["-nauto"], ["-n", "0"], ["--numprocesses=4"], ["--numprocesses", "auto"],
-    ["--dist", "loadfile"], ["--dist=no"], ["-p", "no:xdist"], ["-pno:xdist"], ["--pdb"], ["--trace"],
-    ["--tx", "popen"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-n", "2"],
+        ["-n2"],
+        ["-nauto"],
+        ["-n", "0"],
+        ["--numprocesses=4"],
+        ["--numprocesses", "auto"],
+        ["--dist", "loadfile"],
+        ["--dist=no"],
+        ["-p", "no:xdist"],
+        ["-pno:xdist"],
+        ["--pdb"],
+        ["--trace"],
+        ["--tx", "popen"],
+    ],
+)
 def test_the_users_own_xdist_choice_is_kept(args: list[str]) -> None:
     assert isolation_args(["suites", *args]) == []
 

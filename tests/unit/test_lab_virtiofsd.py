@@ -11,15 +11,29 @@ import pytest
 from pytest_rdma.lab import virtiofsd
 
 # What virtme-ng 1.42 passes (virtme/commands/run.py, VirtioFS.start), for the shared root.
-VNG_ARGV = ["--syslog", "--no-announce-submounts", "--socket-path", "/tmp/virtmeab12", "--shared-dir", "/",
-            "--sandbox", "none", "--cache", "always"]
+VNG_ARGV = [
+    "--syslog",
+    "--no-announce-submounts",
+    "--socket-path",
+    "/tmp/virtmeab12",
+    "--shared-dir",
+    "/",
+    "--sandbox",
+    "none",
+    "--cache",
+    "always",
+]
 
 
 def test_arguments_are_translated_with_the_same_share_and_cache() -> None:
     socket_path, command = virtiofsd.translate(VNG_ARGV)
     assert socket_path == "/tmp/virtmeab12"
-    assert command == [str(virtiofsd.C_DAEMON), "--socket-path=/tmp/virtmeab12", "-o",
-                       "source=/,cache=always,sandbox=chroot,no_posix_lock,no_xattr"]
+    assert command == [
+        str(virtiofsd.C_DAEMON),
+        "--socket-path=/tmp/virtmeab12",
+        "-o",
+        "source=/,cache=always,sandbox=chroot,no_posix_lock,no_xattr",
+    ]
 
 
 def test_a_writable_share_keeps_its_cache_mode() -> None:

@@ -25,8 +25,10 @@ def test_force_9p_reaches_vng() -> None:
 
 def test_a_fallback_seen_once_forces_9p_next_time(tmp_path: Path, fixed_qemu: None) -> None:
     console = tmp_path / "lab-console.log"
-    console.write_text("virtme: waiting for virtiofsd to start\nvirtme-run: failed to start virtiofsd, "
-                       "fallback to 9pProbing EDD (edd=off to disable)... ok\n")
+    console.write_text(
+        "virtme: waiting for virtiofsd to start\nvirtme-run: failed to start virtiofsd, "
+        "fallback to 9pProbing EDD (edd=off to disable)... ok\n"
+    )
     assert not vm.virtiofs_fails(Path("/venv/bin/vng"), tmp_path)
     vm.remember_virtiofs(Path("/venv/bin/vng"), tmp_path, console)
     assert vm.virtiofs_fails(Path("/venv/bin/vng"), tmp_path)
@@ -42,8 +44,7 @@ def test_a_boot_without_fallback_remembers_nothing(tmp_path: Path, fixed_qemu: N
     assert not (tmp_path / "virtiofs-probe.json").exists()
 
 
-def test_precompile_writes_caches_even_when_python_would_not(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_precompile_writes_caches_even_when_python_would_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     package = tmp_path / "pkg"
     package.mkdir()

@@ -36,8 +36,10 @@ def test_sections_are_plain_text_paragraphs_without_listings() -> None:
     found = sections(SOURCE)
     assert list(found) == ["NAME", "DESCRIPTION", "NOTES"]
     assert found["DESCRIPTION"] == ["ibv_demo() changes the thing of ctx to value."]
-    assert found["NOTES"] == ["If the QP mask is invalid, nothing is modified - not even the state.",
-                              "Not all devices support demos."]
+    assert found["NOTES"] == [
+        "If the QP mask is invalid, nothing is modified - not even the state.",
+        "Not all devices support demos.",
+    ]
 
 
 def installed(page: str) -> None:
@@ -49,11 +51,14 @@ def test_the_passage_of_the_cited_section_nearest_the_claim() -> None:
     installed("ibv_modify_qp")
     section, text = passage("ibv_modify_qp(3) NOTES", find(MODIFY_RANGE).says)
     assert section == "NOTES"
-    assert text == ("If any of the modify attributes or the modify mask are invalid, none of the attributes will "
-                    "be modified (including the QP state).")
+    assert text == (
+        "If any of the modify attributes or the modify mask are invalid, none of the attributes will "
+        "be modified (including the QP state)."
+    )
     # The section of the same page that names the capability the claim names, not its neighbour's.
-    _, text = passage("ibv_modify_qp(3) NOTES",
-                      "IBV_QP_ALT_PATH works only on devices that advertise IBV_DEVICE_AUTO_PATH_MIG")
+    _, text = passage(
+        "ibv_modify_qp(3) NOTES", "IBV_QP_ALT_PATH works only on devices that advertise IBV_DEVICE_AUTO_PATH_MIG"
+    )
     assert "IBV_DEVICE_AUTO_PATH_MIG" in text and "RESIZE" not in text
 
 
@@ -68,6 +73,8 @@ def test_a_result_quotes_the_page_and_says_the_claim_in_our_words() -> None:
     case = find(MODIFY_RANGE)
     quote = "If any of the modify attributes or the modify mask are invalid, none of the attributes will be modified"
     description = convert(record(case, "rxe0", DEVIATES), stop_ms=1, quote=quote).result["description"]
-    assert description.startswith("**What the man page says** ([ibv_modify_qp(3) NOTES]"
-                                  "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES)):\n\n"
-                                  f"> {quote}\n\n**The claim checked, in our words:** {case.says}\n")
+    assert description.startswith(
+        "**What the man page says** ([ibv_modify_qp(3) NOTES]"
+        "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES)):\n\n"
+        f"> {quote}\n\n**The claim checked, in our words:** {case.says}\n"
+    )

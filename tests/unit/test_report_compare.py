@@ -28,14 +28,14 @@ def test_matrix_of_two_drivers(pytester: pytest.Pytester, capsys: pytest.Capture
     assert not any("regression" in line for line in out)
 
 
-def test_baseline_and_new_run_mark_regressions_and_fixes(pytester: pytest.Pytester,
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_baseline_and_new_run_mark_regressions_and_fixes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     make_project(pytester, waivers={})
-    monkeypatch.setenv("DEMO_RC_ONLY", "deviates")      # baseline: rxe's rc-only case deviates
+    monkeypatch.setenv("DEMO_RC_ONLY", "deviates")  # baseline: rxe's rc-only case deviates
     baseline = _run(pytester, "old.json", capsys)
     monkeypatch.delenv("DEMO_RC_ONLY")
-    monkeypatch.setenv("DEMO_CONFORMING", "deviates")   # new run: it conforms, "conforming" deviates
+    monkeypatch.setenv("DEMO_CONFORMING", "deviates")  # new run: it conforms, "conforming" deviates
     new = _run(pytester, "new.json", capsys)
     assert compare.main([baseline, new]) == 1, "a regression is a failing exit status"
     out = capsys.readouterr().out
@@ -47,8 +47,7 @@ def test_baseline_and_new_run_mark_regressions_and_fixes(pytester: pytest.Pytest
     assert page.startswith("<!doctype html>") and "<th>siw (run 2: new.json)</th>" in page and "▼" not in page
 
 
-def test_interrupted_run_lines_are_readable(pytester: pytest.Pytester,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_interrupted_run_lines_are_readable(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     make_project(pytester, waivers={})
     _run(pytester, "r.json", capsys)
     lines = pytester.path / "r.jsonl"

@@ -21,8 +21,14 @@ from pytest_rdma.kinds.load import known_kinds
 
 
 def _verb(errno: str) -> Verb:
-    return Verb(name="ibv_demo", man="ibv_demo(3)", prototype="int ibv_demo(void);", returns=RETURNS_ERRNO,
-                summary="demo", errors=(Error(errno, "a condition", untestable="demo"),))
+    return Verb(
+        name="ibv_demo",
+        man="ibv_demo(3)",
+        prototype="int ibv_demo(void);",
+        returns=RETURNS_ERRNO,
+        summary="demo",
+        errors=(Error(errno, "a condition", untestable="demo"),),
+    )
 
 
 @pytest.mark.parametrize("name", ["EOPNOTSUPP", "ENOTSUP", "EAGAIN", "EWOULDBLOCK", "EINVAL"])
@@ -58,9 +64,15 @@ def test_a_field_of_an_argument_object_is_read_from_its_struct() -> None:
 
 
 def test_unhashable_axis_values_pass_require_vars() -> None:
-    demo = Verb(name="ibv_demo", man="ibv_demo(3)", prototype="int ibv_demo(int qp_type);", returns=RETURNS_ERRNO,
-                summary="demo", params=(Param("qp_type", "int"),),
-                tables={"needs": {"qp_type": {"IBV_QPT_UD": (Cap("transport", "transport", ("ib",)),)}}})
+    demo = Verb(
+        name="ibv_demo",
+        man="ibv_demo(3)",
+        prototype="int ibv_demo(int qp_type);",
+        returns=RETURNS_ERRNO,
+        summary="demo",
+        params=(Param("qp_type", "int"),),
+        tables={"needs": {"qp_type": {"IBV_QPT_UD": (Cap("transport", "transport", ("ib",)),)}}},
+    )
     check = _bare_check((demo,))
     check.require_vars("ibv_demo", {"grh": {"next_hdr": 6}, "qp_type": "IBV_QPT_RC"})  # no TypeError, nothing needed
 
@@ -69,8 +81,10 @@ def test_unhashable_axis_values_pass_require_vars() -> None:
 def _marshalled_table(items: object) -> tuple[object, object]:
     from pytest_rdma.calls.marshal import marshal
 
-    done = marshal([("init_attr", "struct ibv_rwq_ind_table_init_attr *", "in")],
-                   {"init_attr": {"log_ind_tbl_size": 1, "ind_tbl": items, "comp_mask": 0}})
+    done = marshal(
+        [("init_attr", "struct ibv_rwq_ind_table_init_attr *", "in")],
+        {"init_attr": {"log_ind_tbl_size": 1, "ind_tbl": items, "comp_mask": 0}},
+    )
     return done, abi.ibv_rwq_ind_table_init_attr.from_address(done.cargs[0])
 
 
@@ -90,8 +104,10 @@ def test_bytes_in_an_array_become_a_byte_buffer() -> None:
     from pytest_rdma.catalogue.model import Array
 
     key = bytes(range(40))
-    done = marshal([("attr", "struct ibv_qp_init_attr_ex *", "in")],
-                   {"attr": {"rx_hash_conf.rx_hash_key_len": 40, "rx_hash_conf.rx_hash_key": Array(key)}})
+    done = marshal(
+        [("attr", "struct ibv_qp_init_attr_ex *", "in")],
+        {"attr": {"rx_hash_conf.rx_hash_key_len": 40, "rx_hash_conf.rx_hash_key": Array(key)}},
+    )
     attr = abi.ibv_qp_init_attr_ex.from_address(done.cargs[0])
     assert ctypes.string_at(attr.rx_hash_conf.rx_hash_key, 40) == key
 
