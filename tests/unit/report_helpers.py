@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 VARIANTS = ("conforming", "deviant", "rc-only", "unreached", "blocked")
 
 DEMO_VERBS = f"""
@@ -189,3 +191,13 @@ def records(path: Path) -> dict[str, dict[str, Any]]:
 
 def outcomes(path: Path) -> dict[str, str]:
     return {nodeid: r["outcome"] for nodeid, r in records(path).items()}
+
+
+# pytest 9 puts the failure's first line after the node id in the short summary even with -q;
+# pytest 8 gives the node id alone. What the plugin writes is the same on both.
+PYTEST_9 = int(pytest.__version__.split(".")[0]) >= 9
+
+
+def summary_message(pattern: str) -> str:
+    """What follows a node id in the short test summary: ` - ` and the failure's first line, on pytest 9."""
+    return f" - {pattern}" if PYTEST_9 else ""

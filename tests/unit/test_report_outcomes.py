@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from report_helpers import CONFTEST, TESTS, make_project, node, outcomes, records
@@ -185,6 +187,27 @@ def test_xdist_gives_the_serial_outcomes_and_one_file(pytester: pytest.Pytester)
     parallel_records = records(pytester.path / "par.json")
     assert parallel_records[node("siw0", "deviant")]["steps"] == ["[0] call: ibv_demo(ctx, 0x40000000) -> 0"]
     assert parallel_records[node("siw0", "deviant")]["reproducer"]["c"].startswith("siw0/")
+    assert_documented(document)
+
+
+SCHEMA_DOC = Path(__file__).resolve().parents[2] / "docs" / "results-schema.md"
+
+
+def documented_fields(section: str) -> set[str]:
+    """The field names in the first column of a table of docs/results-schema.md's `section`."""
+    text = SCHEMA_DOC.read_text().split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    return {
+        name for row in text.splitlines() if row.startswith("| `") for name in re.findall(r"`(\w+)`", row.split("|")[1])
+    }
+
+
+def assert_documented(document: dict) -> None:
+    """Every field a run writes is in the schema document (a field it lists may be absent: optional)."""
+    session = set(document) - {"results"}
+    assert session <= documented_fields("Session fields") | {"results"}, session - documented_fields("Session fields")
+    written = {key for record in document["results"] for key in record}
+    missing = written - documented_fields("Record") - {"identity"}  # identity: its own section
+    assert not missing, f"record fields docs/results-schema.md does not describe: {sorted(missing)}"
 
 
 def test_terminal_report_per_device(pytester: pytest.Pytester) -> None:

@@ -1,0 +1,48 @@
+"""The plugin's runtime dependencies are bounded on both sides, and tox tests the lower bounds.
+
+A plugin that allows any future pytest breaks its users' CI on pytest's next major release;
+lower bounds nobody runs are guesses. pyproject.toml and tox.ini's "oldest" environment must agree.
+"""
+
+from __future__ import annotations
+
+import configparser
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parents[2]
+PYTEST_FAMILY = ("pytest", "pytest-xdist", "pytest-timeout")
+
+
+def requirements() -> dict[str, Requirement]:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    parsed = [Requirement(text) for text in project["dependencies"]]
+    return {r.name: r for r in parsed if r.marker is None}
+
+
+def test_the_pytest_family_is_bounded_above_and_below() -> None:
+    found = requirements()
+    for name in PYTEST_FAMILY:
+        operators = {spec.operator for spec in found[name].specifier}
+        assert ">=" in operators and "<" in operators, f"{name}: give a lower and an upper bound ({found[name]})"
+
+
+def test_tox_oldest_runs_the_lower_bounds() -> None:
+    tox = configparser.ConfigParser()
+    tox.read(REPO / "tox.ini")
+    pinned = {Requirement(line.strip()) for line in tox["testenv:oldest"]["deps"].split("\n") if line.strip()}
+    by_name = {r.name: r for r in pinned}
+    for name, requirement in requirements().items():
+        if name not in PYTEST_FAMILY:
+            continue
+        (lower,) = [Version(spec.version) for spec in requirement.specifier if spec.operator == ">="]
+        (oldest,) = [spec.version for spec in by_name[name].specifier]
+        assert Version(oldest.rstrip(".*")) == lower, f"tox's oldest runs {name} {oldest}, pyproject allows >={lower}"
