@@ -91,13 +91,16 @@ def test_unknown_device_is_one_usage_error_listing_devices(pytester: pytest.Pyte
     assert "Traceback" not in result.stderr.str()
 
 
-def test_missing_pyverbs_is_a_clear_message(pytester: pytest.Pytester) -> None:
-    # Hide pyverbs from the inner session only: sys.modules[name] = None makes its import fail.
-    pytester.makeconftest("import sys\nsys.modules['pyverbs'] = None\nsys.modules['pyverbs.device'] = None\n")
+def test_missing_libibverbs_is_a_clear_message(pytester: pytest.Pytester) -> None:
+    # Point the inner session at a library that is not there: what a host without rdma-core sees.
+    pytester.makeconftest("import pytest_rdma.selection as selection\nselection.LIBRARY = 'libibverbs-absent.so.1'\n")
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest_subprocess("--rdma-dev", "rxe0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["ERROR: pyverbs (rdma-core's Python bindings) is not importable*", "*apt-get install python3-pyverbs*"]
+        [
+            "ERROR: libibverbs-absent.so.1 (libibverbs) cannot be loaded*",
+            "*apt-get install libibverbs1 ibverbs-providers*",
+        ]
     )
     assert "Traceback" not in result.stderr.str()

@@ -46,3 +46,14 @@ def test_tox_oldest_runs_the_lower_bounds() -> None:
         (lower,) = [Version(spec.version) for spec in requirement.specifier if spec.operator == ">="]
         (oldest,) = [spec.version for spec in by_name[name].specifier]
         assert Version(oldest.rstrip(".*")) == lower, f"tox's oldest runs {name} {oldest}, pyproject allows >={lower}"
+
+
+def test_the_installed_releases_are_in_the_tested_range() -> None:
+    from importlib.metadata import version
+
+    for name in PYTEST_FAMILY:
+        installed = Version(version(name))
+        assert installed in requirements()[name].specifier, (
+            f"{name} {installed} is outside the range pyproject.toml allows ({requirements()[name].specifier}): "
+            "test it, then move the bound"
+        )
