@@ -489,3 +489,28 @@ def test_the_python_reproducer_gives_each_argument_back_as_recorded() -> None:
         for name, value in call.args:
             replayed = resolve(decode(json.loads(json.dumps(encode(value)))), scope)
             assert same(value, replayed), (call.verb, name, value, replayed)
+
+
+@pytest.mark.parametrize(
+    ("observation", "condition"),
+    [
+        ({"errno": "EINVAL"}, "r9 == 22"),
+        ({"errno": "EINVAL", "problem": "negative errno"}, "r9 == -22"),  # the provider negated it: again
+        ({"problem": "negative return"}, "r9 < 0"),
+        ({"returned": 0}, "r9 == 0"),
+        ({"data": "placed", "region": "mr0", "length": 64}, "!all_zero((void *)mr0->addr, 64)"),
+        (
+            {"data": "differs", "region": "mr0", "source": "mr0", "offset": 8, "length": 16},
+            "memcmp((char *)mr0->addr + 8, mr0->addr, 16) != 0",
+        ),
+    ],
+)
+def test_the_c_reproducer_judges_the_observation_itself(observation: dict[str, Any], condition: str) -> None:
+    text = c_program(VERBS.by_name, "rxe0", record(), header=["check: demo"], decisive=9, observation=observation)
+    assert f'if ({condition}) {{ puts("REPRODUCED"); return 0; }}' in text
+
+
+def test_an_observation_the_program_cannot_judge_exits_3() -> None:
+    text = c_program(VERBS.by_name, "rxe0", record(), header=["check: demo"], decisive=9, observation={"odd": 1})
+    assert 'puts("REPRODUCED")' not in text
+    assert 'puts("DONE: compare the results printed above with the observation"); return 3;' in text

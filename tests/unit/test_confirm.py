@@ -1,0 +1,61 @@
+"""Confirming a deviation in C: how a reproducer's exit becomes the verdict the reports show.
+
+The programs here are tiny stand-ins for reproducers (calls/render.py writes the real ones,
+which test_calls.py compiles): what is tested is the mapping from build and run to a verdict,
+which no RDMA device decides.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_rdma.report.confirm import confirm, link_flags
+
+
+def program(tmp_path: Path, body: str) -> Path:
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("needs a C compiler (Debian: apt-get install gcc)")
+    path = tmp_path / "repro.c"
+    path.write_text(f"#include <stdio.h>\n#include <unistd.h>\nint main(void)\n{{\n{body}\n}}\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "verdict"),
+    [
+        ('puts("REPRODUCED"); return 0;', "reproduced"),
+        ('puts("NOT REPRODUCED"); return 1;', "not reproduced"),
+        ('puts("SETUP FAILED at [0] ibv_alloc_pd"); return 2;', "setup failed"),
+        ("return 3;", "no automatic verdict"),
+        ("return 7;", "exit 7"),
+    ],
+)
+def test_the_programs_exit_is_its_verdict(tmp_path: Path, body: str, verdict: str) -> None:
+    found = confirm(program(tmp_path, body))
+    assert found["verdict"] == verdict
+    assert found["exit"] == int(body.split("return ")[1].rstrip(";"))
+
+
+def test_the_last_line_printed_is_the_detail(tmp_path: Path) -> None:
+    found = confirm(program(tmp_path, 'puts("[3] ibv_post_send -> 0");\n\tputs("REPRODUCED");\n\treturn 0;'))
+    assert found["detail"] == "REPRODUCED"
+
+
+def test_a_program_ended_by_its_alarm_timed_out(tmp_path: Path) -> None:
+    found = confirm(program(tmp_path, "alarm(1); pause(); return 0;"))
+    assert found["verdict"] == "timed out"
+    assert found["detail"] == "ended by SIGALRM"
+
+
+def test_a_program_that_does_not_build_says_why(tmp_path: Path) -> None:
+    found = confirm(program(tmp_path, "return undeclared_name;"))
+    assert found["verdict"] == "not built"
+    assert "undeclared_name" in found["detail"]
+
+
+def test_librdmacm_is_linked_only_when_the_program_uses_it() -> None:
+    assert link_flags("#include <infiniband/verbs.h>\n") == ["-libverbs"]
+    assert link_flags("#include <rdma/rdma_cma.h>\n") == ["-libverbs", "-lrdmacm"]
