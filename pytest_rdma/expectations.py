@@ -150,10 +150,18 @@ class Expectations:
         return sum(len(waivers) for waivers in self.by_driver.values())
 
 
-def review(expectations: Expectations, records: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Waivers of the drivers this run tested that matched no check ("stale"), or only checks that were
-    not exercised or unsupported ("refused": nothing was observed for them to hold on)."""
+def review(
+    expectations: Expectations, records: Iterable[Mapping[str, Any]], known: Iterable[str] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Waivers of the drivers this run tested that match no check ("stale"), or only checks that were
+    not exercised or unsupported ("refused": nothing was observed for them to hold on).
+
+    `known` are the stable ids of every check the suite has, run or not: a waiver for a check that a
+    -k or a node id left out of this run is not stale, one that names no check at all is. Without
+    `known`, only the checks of this run count.
+    """
     records = list(records)
+    known = set(known or ())
     drivers = {r.get("driver") for r in records if r.get("driver")}
     stale, refused = [], []
     for waiver in expectations.all():
@@ -166,6 +174,8 @@ def review(expectations: Expectations, records: Iterable[Mapping[str, Any]]) -> 
             and waiver.matches(r.get("stable_id", ""))
             and waiver.applies_to(r.get("identity") or {})
         ]
+        if not hits and any(waiver.matches(stable_id) for stable_id in known):
+            continue  # its check exists and was not selected this time
         if not hits:
             stale.append({**waiver.as_dict(), "why": "it matched no check of this run"})
         elif all(r.get("outcome") in ("unsupported", "not exercised") for r in hits):

@@ -35,19 +35,23 @@ def json_records(path: Path) -> dict[str, dict[str, Any]]:
     return {r["test"]: r for r in document["results"]}
 
 
+# A user's own tests, making objects through the device's call layer (rdma_dut.calls).
 LEAK_TEST = """
-from pyverbs.pd import PD
+KEPT = []  # a PD kept past the check: it is never freed while the session lives
 
-KEPT = []  # a reference kept past the check: the PD is never freed while the session lives
+def alloc_pd(dut):
+    made = dut.calls.invoke("ibv_alloc_pd", {"context": dut.context})
+    assert made.ok
+    return made.result
 
-def test_clean_first(rdma_pd):
-    assert rdma_pd.handle is not None
+def test_clean_first(rdma_dut):
+    assert rdma_dut.calls.invoke("ibv_dealloc_pd", {"pd": alloc_pd(rdma_dut)}).result == 0
 
 def test_keeps_a_pd(rdma_dut):
-    KEPT.append(PD(rdma_dut.ctx))
+    KEPT.append(alloc_pd(rdma_dut))
 
-def test_clean_after(rdma_resources):
-    assert rdma_resources.pd().handle is not None
+def test_clean_after(rdma_dut):
+    assert rdma_dut.calls.invoke("ibv_dealloc_pd", {"pd": alloc_pd(rdma_dut)}).result == 0
 """
 
 
@@ -70,8 +74,6 @@ OVERLAP_TEST = """
 import time
 from pathlib import Path
 
-from pyverbs.pd import PD
-
 MARKS = Path({marks!r})
 KEPT = []
 
@@ -83,16 +85,18 @@ def wait_for(name):
         time.sleep(0.05)
 
 
-def test_busy_meanwhile(rdma_pd):
+def test_busy_meanwhile(rdma_dut):
     # Holds a PD while the other worker's check leaks one, and ends only after that leak:
     # device-wide counts would blame this check for the other's objects.
+    pd = rdma_dut.calls.invoke("ibv_alloc_pd", {{"context": rdma_dut.context}}).result
     (MARKS / "busy").touch()
     wait_for("leaked")
+    assert rdma_dut.calls.invoke("ibv_dealloc_pd", {{"pd": pd}}).result == 0
 
 
 def test_keeps_a_pd(rdma_dut):
     wait_for("busy")
-    KEPT.append(PD(rdma_dut.ctx))
+    KEPT.append(rdma_dut.calls.invoke("ibv_alloc_pd", {{"context": rdma_dut.context}}).result)
     (MARKS / "leaked").touch()
 """
 
@@ -228,7 +232,7 @@ def test_crash_costs_one_result_and_the_run_goes_on(pytester: pytest.Pytester, d
         "test_after": "conforms",
         "test_last": "conforms",
     }
-    assert "test_segfaults" in records["test_segfaults"]["reproducer"]
+    assert "test_segfaults" in records["test_segfaults"]["rerun"], "a command that runs the crashed check again"
 
 
 HANG_TEST = """

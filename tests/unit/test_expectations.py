@@ -312,6 +312,17 @@ def test_review_is_per_driver_tested() -> None:
     }
 
 
+def test_a_waiver_whose_check_was_left_out_of_the_run_is_not_stale() -> None:
+    """`pytest --rdma-strict -k slice` must not fail on the waivers of the checks -k left out."""
+    expectations = Expectations()
+    expectations.add(parse(STALE_AND_REFUSED, Path("rxe.toml")))
+    ran = [{"driver": "rxe", "stable_id": "test_ibv_demo[keeps-promise-other]", "outcome": "conforms", "identity": {}}]
+    suite = {"test_ibv_demo[keeps-promise-other]", "test_ibv_demo[keeps-promise-unreached]"}
+    found = review(expectations, ran, known=suite)
+    assert [w["id"] if "id" in w else w["pattern"] for w in found["stale"]] == ["test_ibv_demo[keeps-promise-gone]"]
+    assert found["refused"] == []
+
+
 def test_a_drafted_file_parses_and_holds_on_the_observation_it_drafted_from(tmp_path: Path) -> None:
     from pytest_rdma.report.waivers import draft
 
