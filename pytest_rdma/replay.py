@@ -82,6 +82,8 @@ def observed(call: Call, observation: Mapping[str, Any], named: Mapping[str, Cal
     if "field" in observation:
         root, _, rest = str(observation["field"]).partition(".")
         holder, path = (named[root], rest) if root in named else (call, str(observation["field"]))
+        if path == "ret":
+            return holder.value == observation.get("value")
         top, _, inner = path.partition(".")
         data: Any = holder.outs.get(top)
         for part in [p for p in inner.split(".") if p]:
@@ -104,7 +106,10 @@ def replay(
     try:
         for record in calls:
             call = scope.calls.invoke(
-                record["verb"], {k: decode(v) for k, v in record["args"].items()}, phase=record["phase"]
+                record["verb"],
+                {k: decode(v) for k, v in record["args"].items()},
+                phase=record["phase"],
+                sets={k: decode(v) for k, v in record.get("sets", {}).items()},
             )
             print(f"[{record['index']}] {step_line(call)}")
             for param, name in record.get("outs_as", {}).items():

@@ -2145,7 +2145,7 @@ ibv_create_cq_ex = Verb(
         Error(
             "ENOENT",
             "polling: no (more) completions; the CQ stays valid",
-            untestable="polling an extended CQ is data path",
+            untestable="ibv_start_poll's claim empty-is-enoent checks it",
         ),
     ),
     claims=(
@@ -2218,7 +2218,7 @@ ibv_create_cq_ex = Verb(
             "completions are read with ibv_start_poll, ibv_next_poll and ibv_end_poll "
             "(ENOENT when there are none) and the fields wc_flags asked for",
             "DESCRIPTION",
-            untestable="needs completions: data path",
+            untestable="checked by the claims of ibv_start_poll (this page's iterator), which poll real completions",
         ),
     ),
     contract=Contract(
@@ -7911,6 +7911,431 @@ ibv_poll_cq = Verb(
             expect=(Expect("ret", "==", 0),),
         ),
     ),
+)
+
+# --- ibv_wr_post(3): the work request API (ibv_wr_*) -----------------------------------------------
+# A QP made with ibv_create_qp_ex and IBV_QP_INIT_ATTR_SEND_OPS_FLAGS is posted to by builder calls
+# between ibv_wr_start and ibv_wr_complete (or ibv_wr_abort): a builder starts a WR (wr_id and
+# wr_flags are read from struct ibv_qp_ex when it is called), setters give its data and address.
+# The claims (kinds/wr.py) build each WR the way ibv_post_send's table says the opcode behaves and
+# expect what ibv_post_send's claims expect. The builders and setters themselves return nothing.
+_WR_PAGE = "ibv_wr_post(3)"
+_QPX = Param("qp", "struct ibv_qp_ex *", doc="ibv_qp_to_qp_ex of a QP created with send_ops_flags")
+# Each builder: (name, its parameters after qp, the opcode of ibv_post_send it stands for, what it does).
+_WR_BUILDERS = (
+    ("ibv_wr_send", (), "IBV_WR_SEND", "start a SEND; its data comes from the DATA setter that follows"),
+    (
+        "ibv_wr_send_imm",
+        (Param("imm_data", "__be32"),),
+        "IBV_WR_SEND_WITH_IMM",
+        "start a SEND that also delivers 32 bits of immediate data (network order)",
+    ),
+    (
+        "ibv_wr_send_inv",
+        (Param("invalidate_rkey", "uint32_t"),),
+        "IBV_WR_SEND_WITH_INV",
+        "start a SEND after which the responder invalidates the MR or MW of invalidate_rkey",
+    ),
+    (
+        "ibv_wr_send_tso",
+        (Param("hdr", "void *"), Param("hdr_sz", "uint16_t"), Param("mss", "uint16_t")),
+        "IBV_WR_TSO",
+        "start a TCP segmentation offload send (UD, raw packet): hdr is put before each mss-sized segment",
+    ),
+    (
+        "ibv_wr_rdma_write",
+        (Param("rkey", "uint32_t"), Param("remote_addr", "uint64_t")),
+        "IBV_WR_RDMA_WRITE",
+        "start an RDMA WRITE to remote_addr under rkey",
+    ),
+    (
+        "ibv_wr_rdma_write_imm",
+        (Param("rkey", "uint32_t"), Param("remote_addr", "uint64_t"), Param("imm_data", "__be32")),
+        "IBV_WR_RDMA_WRITE_WITH_IMM",
+        "start an RDMA WRITE that also consumes a receive at the responder, carrying imm_data",
+    ),
+    (
+        "ibv_wr_rdma_read",
+        (Param("rkey", "uint32_t"), Param("remote_addr", "uint64_t")),
+        "IBV_WR_RDMA_READ",
+        "start an RDMA READ from remote_addr under rkey into the DATA setter's buffers",
+    ),
+    (
+        "ibv_wr_atomic_cmp_swp",
+        (
+            Param("rkey", "uint32_t"),
+            Param("remote_addr", "uint64_t"),
+            Param("compare", "uint64_t"),
+            Param("swap", "uint64_t"),
+        ),
+        "IBV_WR_ATOMIC_CMP_AND_SWP",
+        "start a 64-bit compare-and-swap at remote_addr; the old value lands in the DATA setter's buffer",
+    ),
+    (
+        "ibv_wr_atomic_fetch_add",
+        (Param("rkey", "uint32_t"), Param("remote_addr", "uint64_t"), Param("add", "uint64_t")),
+        "IBV_WR_ATOMIC_FETCH_AND_ADD",
+        "start a 64-bit fetch-and-add at remote_addr; the old value lands in the DATA setter's buffer",
+    ),
+    (
+        "ibv_wr_bind_mw",
+        (
+            Param("mw", "struct ibv_mw *"),
+            Param("rkey", "uint32_t"),
+            Param("bind_info", "const struct ibv_mw_bind_info *"),
+        ),
+        "IBV_WR_BIND_MW",
+        "bind a type 2 memory window with a new rkey, as bind_info describes (no setter follows)",
+    ),
+    (
+        "ibv_wr_local_inv",
+        (Param("invalidate_rkey", "uint32_t"),),
+        "IBV_WR_LOCAL_INV",
+        "invalidate the type 2 memory window of invalidate_rkey (no setter follows)",
+    ),
+)
+# The setters: (name, parameters after qp, what they attach to the WR just built).
+_WR_SETTERS = (
+    (
+        "ibv_wr_set_sge",
+        (Param("lkey", "uint32_t"), Param("addr", "uint64_t"), Param("length", "uint32_t")),
+        "DATA: one buffer (as a one-entry ibv_wr_set_sge_list)",
+    ),
+    (
+        "ibv_wr_set_sge_list",
+        (Param("num_sge", "size_t"), Param("sg_list", "const struct ibv_sge *")),
+        "DATA: several buffers, gathered (or scattered) in order",
+    ),
+    (
+        "ibv_wr_set_inline_data",
+        (Param("addr", "void *"), Param("length", "size_t")),
+        "DATA: one buffer copied during the call (as IBV_SEND_INLINE; SEND and RDMA WRITE only)",
+    ),
+    (
+        "ibv_wr_set_inline_data_list",
+        (Param("num_buf", "size_t"), Param("buf_list", "const struct ibv_data_buf *")),
+        "DATA: several buffers copied during the call, concatenated",
+    ),
+    (
+        "ibv_wr_set_ud_addr",
+        (Param("ah", "struct ibv_ah *"), Param("remote_qpn", "uint32_t"), Param("remote_qkey", "uint32_t")),
+        "QP: the destination of a UD WR (mandatory on UD)",
+    ),
+    (
+        "ibv_wr_set_xrc_srqn",
+        (Param("remote_srqn", "uint32_t"),),
+        "QP: the destination SRQ of an XRC send WR (mandatory on XRC_SEND)",
+    ),
+)
+
+
+def _wr_void(name: str, params: tuple[Param, ...], summary: str, **more: object) -> Verb:
+    """A builder or setter: void, its effect seen only at ibv_wr_complete and in the completions."""
+    shown = ", ".join(f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{p.name}" for p in (_QPX, *params))
+    return Verb(
+        name=name,
+        man=_WR_PAGE,
+        prototype=f"void {name}({shown});",
+        returns=RETURNS_VOID,
+        summary=summary,
+        params=(_QPX, *params),
+        contract=Contract(requires=(Resource("qp", role="qp"),)),
+        **more,  # type: ignore[arg-type]
+    )
+
+
+# The WRs a batch may hold, as ibv_post_send's opcodes (its tables["opcodes"] says how each completes).
+_WR_OPS = (
+    (_RC, "IBV_WR_SEND"),
+    (_RC, "IBV_WR_RDMA_WRITE"),
+    (_RC, "IBV_WR_RDMA_READ"),
+    (_UC, "IBV_WR_SEND"),
+    (_UC, "IBV_WR_RDMA_WRITE"),
+    (_UD, "IBV_WR_SEND"),
+)
+_WR_IMM_OPS = (
+    (_RC, "IBV_WR_SEND_WITH_IMM"),
+    (_RC, "IBV_WR_RDMA_WRITE_WITH_IMM"),
+    (_UC, "IBV_WR_RDMA_WRITE_WITH_IMM"),
+    (_UD, "IBV_WR_SEND_WITH_IMM"),
+)
+# The builder of each opcode (the table of WORK REQUESTS) and the send_ops_flags bit that asks for it.
+_WR_BUILDER_OF = {opcode: name for name, _, opcode, _ in _WR_BUILDERS}
+_SEND_OPS_BIT = {
+    "IBV_WR_SEND": "IBV_QP_EX_WITH_SEND",
+    "IBV_WR_SEND_WITH_IMM": "IBV_QP_EX_WITH_SEND_WITH_IMM",
+    "IBV_WR_RDMA_WRITE": "IBV_QP_EX_WITH_RDMA_WRITE",
+    "IBV_WR_RDMA_WRITE_WITH_IMM": "IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM",
+    "IBV_WR_RDMA_READ": "IBV_QP_EX_WITH_RDMA_READ",
+    "IBV_WR_ATOMIC_CMP_AND_SWP": "IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP",
+    "IBV_WR_ATOMIC_FETCH_AND_ADD": "IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD",
+}
+_WR_TABLES = {"builders": _WR_BUILDER_OF, "send_ops": _SEND_OPS_BIT}
+
+ibv_wr_start = _wr_void(
+    "ibv_wr_start",
+    (),
+    "open the QP's critical region: the WRs built until ibv_wr_complete or ibv_wr_abort form one batch",
+    claims=(
+        Claim(
+            "nothing-runs-before-complete",
+            "wr-transfer",
+            "a WR built after ibv_wr_start does not execute before ibv_wr_complete: neither CQ "
+            "sees a completion until then, and afterwards both do",
+            "USAGE",
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)},
+            variant="{qp_type}-{opcode}",
+            params={"size": 64, "seed": 21, "hold": True},
+        ),
+    ),
+    tables=_WR_TABLES,
+)
+ibv_wr_complete = Verb(
+    name="ibv_wr_complete",
+    man=_WR_PAGE,
+    prototype="int ibv_wr_complete(struct ibv_qp_ex *qp);",
+    returns=RETURNS_ERRNO,
+    summary="post the batch built since ibv_wr_start; 0, or an errno value and nothing of the batch posted",
+    params=(_QPX,),
+    contract=Contract(requires=(Resource("qp", role="qp"),)),
+    errors=(
+        Error(
+            "errno",
+            "a WR of the batch the QP cannot take (an invalid argument to a builder or setter); "
+            "the page names no specific errno",
+            untestable="the page asks applications not to build failing WRs and leaves which ones fail to "
+            "the provider (RETURN VALUE)",
+        ),
+    ),
+    claims=(
+        Claim(
+            "posts-like-ibv_post_send",
+            "wr-transfer",
+            "a batch of one WR built with the opcode's builder and ibv_wr_set_sge returns 0 and completes "
+            "as ibv_post_send's WR of that opcode does: the requester's completion with its wr_id and "
+            "opcode, the responder's for a SEND, and the data placed intact",
+            "USAGE",
+            also=(Source("man", "ibv_post_send(3)", "DESCRIPTION"),),
+            over={("qp_type", "opcode"): _WR_OPS},
+            variant="{qp_type}-{opcode}",
+            params={"size": 64, "seed": 22},
+        ),
+        Claim(
+            "immediate-like-ibv_post_send",
+            "wr-transfer",
+            "ibv_wr_send_imm and ibv_wr_rdma_write_imm deliver their immediate: the responder's completion "
+            "carries it with IBV_WC_WITH_IMM",
+            "WORK REQUESTS",
+            transports=IB_TRANSPORTS,
+            over={("qp_type", "opcode"): _WR_IMM_OPS},
+            variant="{qp_type}-{opcode}",
+            params={"size": 64, "seed": 23},
+        ),
+        Claim(
+            "atomics-like-ibv_post_send",
+            "wr-transfer",
+            "ibv_wr_atomic_cmp_swp and ibv_wr_atomic_fetch_add complete on an RC QP of a device that "
+            "advertises atomic operations",
+            "WORK REQUESTS",
+            transports=IB_TRANSPORTS,
+            needs=(Cap("attr.atomic_cap"),),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_ATOMIC_CMP_AND_SWP"), (_RC, "IBV_WR_ATOMIC_FETCH_AND_ADD"))},
+            variant="{qp_type}-{opcode}",
+            params={"size": 8, "compare_add": 1, "swap": 2},
+        ),
+        Claim(
+            "data-setters",
+            "wr-transfer",
+            "each DATA setter gives the WR its data: a list of SGEs is gathered in order, inline data "
+            "(one buffer or a list) is copied at the call, and the bytes arrive intact",
+            "DATA transfer setters",
+            over={
+                ("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"), (_UD, "IBV_WR_SEND")),
+                "setter": ("ibv_wr_set_sge_list", "ibv_wr_set_inline_data", "ibv_wr_set_inline_data_list"),
+            },
+            variant="{qp_type}-{opcode}-{setter}",
+            params={"size": 48, "seed": 24, "setter": Var("setter"), "pieces": 3},
+        ),
+        Claim(
+            "several-wrs-one-batch",
+            "wr-transfer",
+            "the builder and setter pair may be repeated within one region: every WR of the batch "
+            "completes, in the order built, each with its own wr_id",
+            "USAGE",
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"))},
+            variant="{qp_type}-{opcode}-x3",
+            params={"size": 64, "seed": 25, "count": 3},
+        ),
+    ),
+    tables=_WR_TABLES,
+)
+ibv_wr_abort = _wr_void(
+    "ibv_wr_abort",
+    (),
+    "close the critical region discarding every WR built since ibv_wr_start",
+    claims=(
+        Claim(
+            "discards-the-batch",
+            "wr-abort",
+            "the WRs built since ibv_wr_start are discarded by ibv_wr_abort: no completion comes on "
+            "either side, and a batch completed afterwards yields only its own WR",
+            "USAGE",
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"))},
+            variant="{qp_type}-{opcode}",
+            params={"size": 64, "seed": 26},
+        ),
+    ),
+    tables=_WR_TABLES,
+)
+_wr_builders = {
+    name: _wr_void(name, params, f"{summary} ({opcode} of ibv_post_send)")
+    for name, params, opcode, summary in _WR_BUILDERS
+}
+_wr_setters = {name: _wr_void(name, params, summary) for name, params, summary in _WR_SETTERS}
+ibv_wr_send = _wr_builders["ibv_wr_send"]
+ibv_wr_send_imm = _wr_builders["ibv_wr_send_imm"]
+ibv_wr_send_inv = _wr_builders["ibv_wr_send_inv"]
+ibv_wr_send_tso = _wr_builders["ibv_wr_send_tso"]
+ibv_wr_rdma_write = _wr_builders["ibv_wr_rdma_write"]
+ibv_wr_rdma_write_imm = _wr_builders["ibv_wr_rdma_write_imm"]
+ibv_wr_rdma_read = _wr_builders["ibv_wr_rdma_read"]
+ibv_wr_atomic_cmp_swp = _wr_builders["ibv_wr_atomic_cmp_swp"]
+ibv_wr_atomic_fetch_add = _wr_builders["ibv_wr_atomic_fetch_add"]
+ibv_wr_bind_mw = _wr_builders["ibv_wr_bind_mw"]
+ibv_wr_local_inv = _wr_builders["ibv_wr_local_inv"]
+ibv_wr_set_sge = _wr_setters["ibv_wr_set_sge"]
+ibv_wr_set_sge_list = _wr_setters["ibv_wr_set_sge_list"]
+ibv_wr_set_inline_data = _wr_setters["ibv_wr_set_inline_data"]
+ibv_wr_set_inline_data_list = _wr_setters["ibv_wr_set_inline_data_list"]
+ibv_wr_set_ud_addr = _wr_setters["ibv_wr_set_ud_addr"]
+ibv_wr_set_xrc_srqn = _wr_setters["ibv_wr_set_xrc_srqn"]
+
+ibv_qp_to_qp_ex = Verb(
+    name="ibv_qp_to_qp_ex",
+    man=_WR_PAGE,
+    prototype="struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp);",
+    returns=RETURNS_POINTER,
+    summary="the extended QP (the ibv_wr_* handle) of a QP created with ibv_create_qp_ex (the page's EXAMPLE)",
+    params=(Param("qp", "struct ibv_qp *"),),
+)
+
+# --- ibv_create_cq_ex(3): polling an extended CQ --------------------------------------------------
+# ibv_start_poll takes the first completion (0) or answers ENOENT; ibv_next_poll the next ones; the
+# ibv_wc_read_* accessors read the current one (status and wr_id are fields of struct ibv_cq_ex);
+# ibv_end_poll closes the iteration, once, after a start_poll that returned 0.
+_CQX = Param("cq", "struct ibv_cq_ex *")
+_CQ_PAGE = "ibv_create_cq_ex(3)"
+ibv_start_poll = Verb(
+    name="ibv_start_poll",
+    man=_CQ_PAGE,
+    prototype="int ibv_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr);",
+    returns=RETURNS_ERRNO,
+    summary="take the CQ's first completion: 0, ENOENT when there is none, or another errno value",
+    params=(_CQX, Param("attr", "struct ibv_poll_cq_attr *", default={"comp_mask": 0})),
+    errors=(
+        Error("ENOENT", "no completion to take (the CQ stays valid)", covered_by=("empty-is-enoent",)),
+        Error(
+            "errno",
+            "another failure: the iteration must not go on (the page names no specific errno)",
+            untestable="no setup that makes a healthy CQ fail to poll is known",
+        ),
+    ),
+    claims=(
+        Claim(
+            "empty-is-enoent",
+            "refused",
+            "ibv_start_poll on a CQ with no completion returns ENOENT",
+            "DESCRIPTION",
+            variant="fresh-cq_ex",
+            call={"cq": Need("cq_ex")},
+            errnos=("ENOENT",),
+        ),
+        Claim(
+            "reads-the-completion",
+            "cq-ex-poll",
+            "after a WR completes, ibv_start_poll returns 0 and the current completion reads as the "
+            "WR's: status and wr_id, and through the accessors wc_flags asked for its opcode, byte_len, "
+            "qp_num, wc_flags and immediate; ibv_next_poll then returns ENOENT and ibv_end_poll ends the "
+            "iteration",
+            "DESCRIPTION",
+            also=(Source("man", "ibv_poll_cq(3)", "DESCRIPTION"),),
+            over={
+                ("qp_type", "opcode"): (
+                    (_RC, "IBV_WR_SEND"),
+                    (_RC, "IBV_WR_SEND_WITH_IMM"),
+                    (_RC, "IBV_WR_RDMA_WRITE_WITH_IMM"),
+                    (_RC, "IBV_WR_RDMA_READ"),
+                    (_UD, "IBV_WR_SEND"),
+                )
+            },
+            variant="{qp_type}-{opcode}",
+            transports=IB_TRANSPORTS,
+            params={"size": 64, "seed": 27},
+        ),
+        Claim(
+            "iterates-several",
+            "cq-ex-poll",
+            "with several completions queued, ibv_start_poll takes the first and ibv_next_poll each "
+            "following one, in order, then returns ENOENT",
+            "DESCRIPTION",
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"),)},
+            variant="{qp_type}-{opcode}-x3",
+            params={"size": 64, "seed": 28, "count": 3},
+        ),
+    ),
+    tables={"not_supported": ibv_create_cq_ex.tables["not_supported"]},
+)
+ibv_next_poll = Verb(
+    name="ibv_next_poll",
+    man=_CQ_PAGE,
+    prototype="int ibv_next_poll(struct ibv_cq_ex *cq);",
+    returns=RETURNS_ERRNO,
+    summary="move to the next completion: 0, ENOENT when there is none, or another errno value",
+    params=(_CQX,),
+    errors=(
+        Error(
+            "ENOENT",
+            "no further completion",
+            untestable="checked by ibv_start_poll's claims (reads-the-completion, iterates-several)",
+        ),
+    ),
+)
+ibv_end_poll = Verb(
+    name="ibv_end_poll",
+    man=_CQ_PAGE,
+    prototype="void ibv_end_poll(struct ibv_cq_ex *cq);",
+    returns=RETURNS_VOID,
+    summary="end an iteration that ibv_start_poll began with 0",
+    params=(_CQX,),
+)
+
+
+def _wc_read(field: str, ctype: str) -> Verb:
+    name = f"ibv_wc_read_{field}"
+    return Verb(
+        name=name,
+        man=_CQ_PAGE,
+        prototype=f"{ctype} {name}(struct ibv_cq_ex *cq);",
+        returns=RETURNS_VALUE,
+        summary=f"the current completion's {field} (valid between start_poll and end_poll)",
+        params=(_CQX,),
+    )
+
+
+ibv_wc_read_opcode = _wc_read("opcode", "enum ibv_wc_opcode")
+ibv_wc_read_byte_len = _wc_read("byte_len", "uint32_t")
+ibv_wc_read_wc_flags = _wc_read("wc_flags", "unsigned int")
+ibv_wc_read_qp_num = _wc_read("qp_num", "uint32_t")
+ibv_wc_read_imm_data = _wc_read("imm_data", "__be32")
+ibv_wc_read_src_qp = _wc_read("src_qp", "uint32_t")
+ibv_wc_read_vendor_err = _wc_read("vendor_err", "uint32_t")
+ibv_cq_ex_to_cq = Verb(
+    name="ibv_cq_ex_to_cq",
+    man=_CQ_PAGE,
+    prototype="struct ibv_cq *ibv_cq_ex_to_cq(struct ibv_cq_ex *cq);",
+    returns=RETURNS_POINTER,
+    summary="verbs.h's cast: the extended CQ as the struct ibv_cq the other verbs (a QP's send_cq) take",
+    params=(_CQX,),
 )
 
 # librdmacm: how an iWARP RC pair is connected (the verbs cannot do it alone). Family "rdmacm":

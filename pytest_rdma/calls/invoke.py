@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_rdma.calls.convention import judge
-from pytest_rdma.calls.marshal import marshal, parse_ctype, read_object, read_struct
+from pytest_rdma.calls.marshal import marshal, parse_ctype, read_object, read_struct, struct_class
 from pytest_rdma.calls.payload import payload
 from pytest_rdma.calls.record import Call, Handle
-from pytest_rdma.calls.values import Scope, resolve
+from pytest_rdma.calls.values import Scope, number, resolve
 from pytest_rdma.cases import substitute
 from pytest_rdma.catalogue.model import RETURNS_POINTER, Verb
 from pytest_rdma.ibv import lib, mirrors, rdmacm
@@ -135,6 +135,16 @@ def arguments(verb: Verb, overrides: Mapping[str, Any], variables: Mapping[str, 
     return values
 
 
+def _store(verb: Verb, resolved: Mapping[str, Any], path: str, value: Any) -> None:
+    """Write one field of the object passed as a parameter (path "param.field")."""
+    name, _, member = path.partition(".")
+    handle = resolved.get(name)
+    if not isinstance(handle, Handle) or not member or "." in member:
+        raise LookupError(f"{verb.name}: {path!r} is not a field of an object argument")
+    obj = struct_class(parse_ctype(handle.ctype).base).from_address(handle.address)
+    setattr(obj, member, int(number(value)))
+
+
 class Calls:
     """Makes and records a check's verb calls, and frees what they created."""
 
@@ -157,10 +167,16 @@ class Calls:
         *,
         variables: Mapping[str, Any] | None = None,
         phase: str = "call",
+        sets: Mapping[str, Any] | None = None,
     ) -> Call:
+        """Call `verb_name`; `sets` ("param.field": value) are fields of an object argument written
+        just before the call, as C writes qpx->wr_id before ibv_wr_send(qpx)."""
         verb = self.verbs[verb_name]
         values = arguments(verb, args or {}, variables or {})
         resolved = {name: resolve(value, self.scope) for name, value in values.items()}
+        written = tuple((path, resolve(value, self.scope)) for path, value in (sets or {}).items())
+        for path, value in written:
+            _store(verb, resolved, path, value)
         counts = {p.name: _count(resolved.get(p.count)) for p in verb.params if p.count}
         marshalled = marshal([(p.name, p.ctype, p.direction, counts.get(p.name)) for p in verb.params], resolved)
         # Only a header inline (a mirror) calls through a provider op; its object may be freed by the call.
@@ -183,6 +199,7 @@ class Calls:
             outs=outs,
             phase=phase,
             owner=owner,
+            sets=written,
         )
         self.log.append(call)
         if judged.ok:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_rdma.calls.record import ArrayArg, Handle, OutArg, StructArg, Sym
+from pytest_rdma.calls.record import ArrayArg, Field, Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import number
 from pytest_rdma.catalogue.model import Array
 from pytest_rdma.ibv import abi, rdmacm_abi
@@ -282,6 +282,7 @@ def _one(name: str, ctype: CType, direction: str, value: Any, result: Marshalled
         result.keep.append(cell)
         result.outs[name] = cell
         return ctypes.addressof(cell), OutArg(ctype.text.replace("*", "", 1).strip())
-    if isinstance(value, (int, Sym)):
-        return number(value), value  # an address given as a number (a deliberately bad pointer)
+    if isinstance(value, (int, Sym, Field)):
+        # An address given as a number (a deliberately bad pointer), or a field of an object (mr0->addr).
+        return number(value), value
     raise LookupError(f"parameter {name} ({ctype.text}): cannot pass {value!r}")

@@ -112,6 +112,17 @@ class Call:
     owner: str = ""  # for a provider op: the shared object whose code answered (librxe-rdmav34.so, ...)
     repeat: int = 0  # a poll that found nothing, made this many times more before this one (collapsed)
     named_outs: dict[str, str] = field(default_factory=dict)  # out param -> the name an object it returned got
+    # Fields of an object argument written just before the call ("qp.wr_id", value): qpx->wr_id = 1.
+    sets: tuple[tuple[str, Any], ...] = ()
+
+    def set_targets(self) -> list[tuple[str, Any]]:
+        """Each written field as C names it ("qpx0->wr_id"), with its value."""
+        given = dict(self.args)
+        out = []
+        for path, value in self.sets:
+            param, _, member = path.partition(".")
+            out.append((f"{given.get(param)}->{member}", value))
+        return out
 
     @property
     def failed(self) -> bool:

@@ -30,7 +30,8 @@ POLL_TRIES = 10000  # with 1 ms between tries: the 10 s a check waits for a comp
 
 def step_line(call: Call) -> str:
     """One call as a person reads it: "ibv_modify_qp(qp0, {qp_state=IBV_QPS_INIT, ...}, IBV_QP_STATE) -> 0"."""
-    return f"{call.verb}({', '.join(_short(value) for _, value in call.args)}) {call.outcome_text()}"
+    written = "".join(f"{target} = {_short(value)}; " for target, value in call.set_targets())
+    return f"{written}{call.verb}({', '.join(_short(value) for _, value in call.args)}) {call.outcome_text()}"
 
 
 def _short(value: Any) -> str:
@@ -164,8 +165,12 @@ class CProgram:
                     self.emit(C_FILL.format(seed=value.seed, size=value.size, buf=value.name))
                 self.declared.add(value.name)
                 passed.append(value.name)
+            elif isinstance(value, Field) and verb.param(name).ctype.rstrip().endswith("*"):
+                passed.append(f"(void *){c_literal(value)}")  # a buffer's address, given to a pointer parameter
             else:
                 passed.append(c_literal(value))
+        for target, value in call.set_targets():
+            self.emit(f"{target} = {c_literal(value)};")
         self.emit("errno = 0;")
         invocation = f"{call.verb}({', '.join(passed)})"
         result = self.result_name(call)
@@ -176,6 +181,14 @@ class CProgram:
             self.emit(f"int {result} = 0;")
             self.emit(
                 f"for (int t = 0; t < {POLL_TRIES} && {result} == 0; t++) {{ if (t) usleep(1000); "
+                f"{result} = {invocation}; }}"
+            )
+            self.declared.add(result)
+        elif call.verb == "ibv_start_poll" and call.repeat:
+            # The check began the iteration once a completion came (ENOENT until then): so does the program.
+            self.emit(f"int {result} = ENOENT;")
+            self.emit(
+                f"for (int t = 0; t < {POLL_TRIES} && {result} == ENOENT; t++) {{ if (t) usleep(1000); "
                 f"{result} = {invocation}; }}"
             )
             self.declared.add(result)
@@ -208,6 +221,8 @@ def _out_expr(call: Call, path: str) -> str:
 
     A field of an object the call was given reads the object: "wq.state" -> wq0->state.
     """
+    if path == "ret":  # what the call returned, as the program keeps it
+        return call.result.name if isinstance(call.result, Handle) else f"r{call.index}"
     root, _, rest = path.partition(".")
     rest = re.sub(r"(^|\.)(\d+)(?=\.|$)", r"[\2]", rest).replace(".[", "[")  # "0.status" -> "[0].status"
     if root == "ret" and isinstance(call.result, Handle):
@@ -421,6 +436,7 @@ def python_script(
             "args": {name: encode(value) for name, value in call.args},
             "as": call.result.name if isinstance(call.result, Handle) else None,
             "outs_as": dict(call.named_outs),
+            **({"sets": {path: encode(value) for path, value in call.sets}} if call.sets else {}),
             "step": names.get(call.index),
             "phase": call.phase,
         }

@@ -90,13 +90,19 @@ class Scenario:
         recv_size: int | None = None,
         remote_access: str | None = None,
         recv_channel: bool = False,
+        pair_options: Mapping[str, Any] | None = None,
     ) -> None:
+        """The pair, its buffers and their payloads; `pair_options` go to Traffic.pair (send_ops_flags, ...)."""
         t = self.traffic
         cap = {"max_send_wr": 8, "max_recv_wr": 8, "max_send_sge": max(sges, 1), "max_recv_sge": 1}
         if inline:
             cap["max_inline_data"] = size
         self.pair: Pair = t.pair(
-            self.qp_type, cap=cap, recv_channel=recv_channel, overrides=self.params.get("qp_attrs")
+            self.qp_type,
+            cap=cap,
+            recv_channel=recv_channel,
+            overrides=self.params.get("qp_attrs"),
+            **(pair_options or {}),
         )
         self.size = size
         seed = int(self.params.get("seed", 1))

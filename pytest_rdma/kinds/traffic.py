@@ -44,6 +44,9 @@ class Pair:
     ah: Handle | None = None  # UD: the address handle of the receiver's port
     qkey: int = 0x1234
     channel: Handle | None = None  # the completion channel of the receiver's CQ, when asked for
+    send_cqx: Handle | None = None  # with cq_wc_flags: the extended CQs behind send_cq and recv_cq
+    recv_cqx: Handle | None = None
+    sender_qpx: Handle | None = None  # with send_ops_flags: the sender as struct ibv_qp_ex (the ibv_wr_* handle)
 
 
 def field(handle: Handle, path: str, check: Check, offset: int = 0) -> Field:
@@ -67,18 +70,35 @@ class Traffic:
         sq_sig_all: int = 0,
         overrides: Mapping[str, Any] | None = None,
         recv_channel: bool = False,
+        send_ops_flags: str | None = None,
+        cq_wc_flags: str | None = None,
     ) -> Pair:
-        """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry)."""
+        """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
+
+        With `send_ops_flags` the sender is made by ibv_create_qp_ex asking for those WR types (for the
+        ibv_wr_* API); with `cq_wc_flags` both CQs are extended CQs (ibv_create_cq_ex) reporting those fields.
+        """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
             raise Unsupported(f"transport = iwarp: iWARP connects only reliable connections, not {qp_type}")
-        cqs = {}
+        cqs, cqxs = {}, {}
         channel = check.resource(Need("comp_channel")) if recv_channel else None
         for role in ("send", "recv"):
             spec: dict[str, Any] = {"channel": channel} if role == "recv" and channel is not None else {}
-            cqs[role] = check.resource(Need("cq", spec=spec, label=f"pair-{role}"))
+            if cq_wc_flags:
+                spec = {f"cq_attr.{k}": v for k, v in spec.items()}
+                cqxs[role] = check.resource(
+                    Need("cq_ex", spec={**spec, "cq_attr.wc_flags": cq_wc_flags}, label=f"pair-{role}")
+                )
+                cast = self.calls.invoke("ibv_cq_ex_to_cq", {"cq": cqxs[role]}, phase="setup")
+                cqs[role] = cast.result
+            else:
+                cqs[role] = check.resource(Need("cq", spec=spec, label=f"pair-{role}"))
         qps = {}
         for role in ("send", "recv"):
+            if role == "send" and send_ops_flags:
+                qps[role] = self._qp_ex(qp_type, cqs[role], cap, sq_sig_all, send_ops_flags)
+                continue
             spec = {
                 "qp_type": qp_type,
                 "qp_init_attr.send_cq": cqs[role],
@@ -89,6 +109,9 @@ class Traffic:
                 spec.update({f"qp_init_attr.cap.{k}": v for k, v in cap.items()})
             qps[role] = check.resource(Need("qp", spec=spec, label=f"pair-{role}"))
         pair = Pair(qp_type, qps["send"], qps["recv"], cqs["send"], cqs["recv"], channel=channel)
+        pair.send_cqx, pair.recv_cqx = cqxs.get("send"), cqxs.get("recv")
+        if send_ops_flags:
+            pair.sender_qpx = self.calls.invoke("ibv_qp_to_qp_ex", {"qp": pair.sender}, phase="setup").result
         # The pair's QPs grant every remote access the device has: a check about a region's access
         # then sees the region's rules at work, not the QP's.
         access = ["IBV_ACCESS_LOCAL_WRITE", "IBV_ACCESS_REMOTE_WRITE", "IBV_ACCESS_REMOTE_READ"]
@@ -105,6 +128,32 @@ class Traffic:
         if qp_type == "IBV_QPT_UD":
             pair.ah = check.resource(Need("ah", label="pair"))
         return pair
+
+    def _qp_ex(
+        self, qp_type: str, cq: Handle, cap: Mapping[str, int] | None, sq_sig_all: int, send_ops_flags: str
+    ) -> Handle:
+        """A QP made by ibv_create_qp_ex asking for the WR types of `send_ops_flags`."""
+        check = self.check
+        attrs: dict[str, Any] = {
+            "qp_type": qp_type,
+            "send_cq": cq,
+            "recv_cq": cq,
+            "sq_sig_all": sq_sig_all,
+            "comp_mask": "IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS",
+            "send_ops_flags": send_ops_flags,
+            **{f"cap.{k}": v for k, v in (cap or {}).items()},
+        }
+        call = self.calls.invoke("ibv_create_qp_ex", {"qp_init_attr_ex": attrs}, phase="setup")
+        if call.ok:
+            return call.result
+        why = check.catalogue["ibv_create_qp_ex"].tables.get("not_supported", {}).get(call.errno_name)
+        if why:
+            raise Unsupported(f"ibv_create_qp_ex answered {call.errno_name}: {why}")
+        # ibv_wr_post(3) USAGE: a QP that does not support every WR type asked for is not created.
+        raise NotExercised(
+            f"ibv_create_qp_ex refused send_ops_flags {send_ops_flags} (errno {call.errno_name}): the page lets a "
+            "provider refuse WR types its QPs do not support (ibv_wr_post(3) USAGE)"
+        )
 
     def _walk(
         self, qp: Handle, qp_type: str, peer: Handle | None, target: str, overrides: Mapping[str, Any] | None
