@@ -45,6 +45,7 @@ def run_case(request: pytest.FixtureRequest, case: Case, dut: Any) -> None:
     run.calls = check.calls.log
     run.steps = check.steps
     try:
+        check.require_process(case.spec.get("when", ()))
         KINDS[case.kind].run(check)
     except Unsupported as exc:
         run.skipped_as, run.reason = UNSUPPORTED, exc.capability

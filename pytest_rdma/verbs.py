@@ -2837,6 +2837,25 @@ ibv_reg_mr = Verb(
             call={"access": Var("access")},
         ),
         Claim(
+            "memlock-limit",
+            "refused",
+            "for a process without CAP_IPC_LOCK, a registration that pins more memory than its RLIMIT_MEMLOCK "
+            "allows fails (NULL) with ENOMEM",
+            "RETURN VALUE",
+            variant="one-page-over",
+            call={"addr": Buffer(Dev("process.over_memlock")), "length": Dev("process.over_memlock")},
+            errnos=("ENOMEM",),
+            when=(Cap("process.unprivileged"), Cap("process.memlock")),
+            also=(
+                Source(
+                    "kernel",
+                    "drivers/infiniband/core/umem.c ib_umem_get(): pinned pages over RLIMIT_MEMLOCK without "
+                    "CAP_IPC_LOCK are refused with ENOMEM (siw: siw_umem_get() keeps the same rule)",
+                ),
+            ),
+            layer="kernel",
+        ),
+        Claim(
             "describes-the-buffer",
             "succeeds",
             "the MR reports the buffer, the length and the PD it was registered with",

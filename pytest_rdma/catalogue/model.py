@@ -251,6 +251,9 @@ class Claim:
     expect: tuple[Expect, ...] = ()
     errnos: tuple[str, ...] = ()
     needs: tuple[Cap, ...] = ()
+    # What the process running the check must be ("process.unprivileged"): not the device's word, so a
+    # case whose `when` does not hold is not exercised in this run (the lab also runs unprivileged).
+    when: tuple[Cap, ...] = ()
     steps: tuple[Step, ...] = ()
     params: Mapping[str, object] = field(default_factory=dict)
     also: tuple[Source, ...] = ()  # further sources (the IBTA table the page relies on, ...)

@@ -21,6 +21,7 @@ from pytest_rdma.catalogue.model import (
     RETURN_CONVENTIONS,
     SOURCE_KINDS,
     TRANSPORTS,
+    Cap,
     Claim,
     Contract,
     Dev,
@@ -33,7 +34,7 @@ from pytest_rdma.ibv.enums import ENUMS
 
 UNTESTABLE = "untestable"
 FAMILIES = ("ibv", "det", "rdmacm")
-DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport", "context")
+DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport", "context", "process")
 
 QP_STATES = frozenset({"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"})
 # The resources a contract may name, with the states the pages give them.
@@ -141,6 +142,13 @@ def _check_axes(verb: Verb, claim: Claim, where: str) -> Iterator[str]:
     for name in sorted(_placeholders(claim.variant) - axes):
         yield f"{where}: variant {claim.variant!r} names {{{name}}}, which is not an axis of 'over'"
     known_vars = axes | set(verb.tables.get("vars", {}))
+    # `needs` is the device's word (unsupported); `when` is the process's (not exercised): never mixed.
+    for cap in claim.needs if isinstance(claim.needs, tuple) else ():  # a Var: the axes give them
+        if isinstance(cap, Cap) and cap.attr.startswith("process."):
+            yield f"{where}: {cap.attr} is a fact of the process, not the device: put it in 'when'"
+    for cap in claim.when:
+        if not cap.attr.startswith("process."):
+            yield f"{where}: 'when' names facts of the process (process.*), not {cap.attr}: put it in 'needs'"
     data = (claim.call, claim.expect, claim.steps, claim.params, claim.needs)
     for value in walk(data):
         if isinstance(value, Var) and value.name not in known_vars:

@@ -211,6 +211,15 @@ class Check:
             if why:
                 raise Unsupported(why)
 
+    def require_process(self, caps: Sequence[Cap]) -> None:
+        """Not exercised unless the process running the check is what the claim needs (unprivileged, ...)."""
+        for cap in caps:
+            why = self.dut.missing(cap)
+            if why:
+                raise NotExercised(
+                    f"{why} in this process: the claim is about one where it holds (the lab runs it unprivileged)"
+                )
+
     def require_transport(self) -> None:
         transports = self.case.transports
         if self.dut.transport not in transports:

@@ -23,6 +23,7 @@ from pytest_rdma.ibv import abi
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.provider.identity import DeviceIdentity, identify
 from pytest_rdma.provider.network import ipv4_of, warm_rdmacm
+from pytest_rdma.provider.process import process_facts
 
 PORT_STATES = {0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
 IBV_PORT_ACTIVE = 4
@@ -82,6 +83,7 @@ class DeviceUnderTest:
             raise DeviceNotUsable(f"ibv_open_device({name}) failed: errno {opened.errno_name}")
         self.context = Handle("ctx", "context", "struct ibv_context *", opened.result.address)
         self.facts: dict[str, Any] = {"name": name, "port_num": port, "gid_index": gid_index}
+        self.facts["process"] = process_facts()
         opened_ctx = abi.ibv_context.from_address(self.context.address)
         self.facts["context"] = {"num_comp_vectors": int(opened_ctx.num_comp_vectors)}
         self.facts["attr"] = self._query("ibv_query_device", "device_attr")
