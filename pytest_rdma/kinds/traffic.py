@@ -67,8 +67,12 @@ class Traffic:
         sq_sig_all: int = 0,
         overrides: Mapping[str, Any] | None = None,
         recv_channel: bool = False,
+        srq: Handle | None = None,
     ) -> Pair:
-        """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry)."""
+        """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
+
+        With `srq`, the receiver takes its receives from that shared receive queue.
+        """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
             raise Unsupported(f"transport = iwarp: iWARP connects only reliable connections, not {qp_type}")
@@ -87,6 +91,8 @@ class Traffic:
             }
             if cap:
                 spec.update({f"qp_init_attr.cap.{k}": v for k, v in cap.items()})
+            if srq is not None and role == "recv":
+                spec["qp_init_attr.srq"] = srq
             qps[role] = check.resource(Need("qp", spec=spec, label=f"pair-{role}"))
         pair = Pair(qp_type, qps["send"], qps["recv"], cqs["send"], cqs["recv"], channel=channel)
         # The pair's QPs grant every remote access the device has: a check about a region's access
@@ -243,6 +249,9 @@ class Traffic:
     # -- posting and polling ------------------------------------------------------------------
     def post_recv(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
         return self.calls.invoke("ibv_post_recv", {"qp": qp, "wr": tuple(wrs)})
+
+    def post_srq_recv(self, srq: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
+        return self.calls.invoke("ibv_post_srq_recv", {"srq": srq, "wr": tuple(wrs)})
 
     def post_send(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
         return self.calls.invoke("ibv_post_send", {"qp": qp, "wr": tuple(wrs)})
