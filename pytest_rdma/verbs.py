@@ -6152,7 +6152,33 @@ ibv_post_srq_recv = Verb(
         Error(
             "ENOMEM",
             "the SRQ is full (not on the page: the provider's answer)",
-            untestable="left to the data-path section (post-refused: the failing WR and *bad_wr)",
+            covered_by=("over-max-wr-refused",),
+        ),
+    ),
+    claims=(
+        Claim(
+            "consumed-by-attached-qp",
+            "transfer",
+            "a message to a QP attached to the SRQ takes a receive posted on the SRQ: the completion comes "
+            "on the QP's receive CQ with that receive's wr_id, and the data is in its buffer",
+            "DESCRIPTION",
+            needs=(_SRQS,),
+            also=(Source("man", "ibv_create_qp(3)", "DESCRIPTION"),),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)},
+            variant="{qp_type}-{opcode}",
+            params={"srq": True, "size": 64, "seed": 31},
+        ),
+        Claim(
+            "over-max-wr-refused",
+            "post-refused",
+            "a list with one receive more than the SRQ holds (its max_wr) fails: an errno value, with "
+            "*bad_wr at the first receive that did not fit",
+            "DESCRIPTION, RETURN VALUE",
+            needs=(_SRQS,),
+            also=(Source("man", "ibv_create_srq(3)", "DESCRIPTION"),),
+            over={"qp_type": (_RC,)},
+            variant="{qp_type}-max_wr+1",
+            params={"srq": True, "queue": "srq_recv", "problem": "over-max-wr", "must_fail": True},
         ),
     ),
     contract=Contract(requires=(Resource("srq", role="srq"),)),
