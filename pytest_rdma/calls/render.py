@@ -273,6 +273,9 @@ def observation_c(
             f"memcmp((char *){observation['region']}->addr + {int(observation.get('offset', 0))}, "
             f"{observation['source']}->addr, {int(observation['length'])}) != 0"
         )
+    if observation.get("async_event") == "none":
+        # No asynchronous event on the context, waited for as long as the check waited.
+        return f"!fd_ready(ctx->async_fd, {EVENT_WAIT_MS})"
     if "event" in observation:
         if observation["event"]:
             return f"{result} == 0"  # the decisive call took an event that should not have come
