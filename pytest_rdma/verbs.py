@@ -5722,6 +5722,29 @@ ibv_modify_srq = Verb(
                 },
             },
         ),
+        Claim(
+            "limit-event-below",
+            "srq-limit",
+            "an armed limit raises IBV_EVENT_SRQ_LIMIT_REACHED on the context's async events, naming the SRQ, "
+            "once fewer receives than the limit remain in it",
+            "NOTES",
+            needs=(_SRQS,),
+            also=(Source("man", "ibv_get_async_event(3)", "DESCRIPTION"),),
+            over={"qp_type": (_RC,)},
+            variant="{qp_type}-posted-4-limit-3-down-to-2",
+            params={"srq": True, "opcode": "IBV_WR_SEND", "posted": 4, "limit": 3, "until": "below"},
+        ),
+        Claim(
+            "no-limit-event-at-limit",
+            "srq-limit",
+            "the limit event waits for the SRQ to drop below the limit: none while it still holds as many "
+            "receives as the limit",
+            "NOTES",
+            needs=(_SRQS,),
+            over={"qp_type": (_RC,)},
+            variant="{qp_type}-posted-4-limit-3-down-to-3",
+            params={"srq": True, "opcode": "IBV_WR_SEND", "posted": 4, "limit": 3, "until": "at"},
+        ),
     ),
     contract=Contract(requires=(Resource("srq", role="srq"),)),
     undefined=(
