@@ -5,8 +5,8 @@
   ibv_inc_rkey); the bind completes with IBV_WC_BIND_MW. Then, as the claim asks, the window
   is unbound (a type 1 bind of length 0), invalidated by its owner (IBV_WR_LOCAL_INV, which
   completes with IBV_WC_LOCAL_INV) or by the peer (IBV_WR_SEND_WITH_INV: the owner's receive
-  completion carries IBV_WC_WITH_INV and the invalidated key), or its region is deregistered
-  (refused while the window is bound). Last the peer's RDMA WRITE or READ goes through the
+  completion carries IBV_WC_WITH_INV and the invalidated key), freed (ibv_dealloc_mw), or its
+  region is deregistered (refused while the window is bound). Last the peer's RDMA WRITE or READ goes through the
   window's key, inside the bound range or across its end, and completes with the status the
   claim gives; when it succeeds the bytes are where the window put them.
 
@@ -194,6 +194,15 @@ class Window:
             self.pair.recv_cq, INV_RECV_ID, "IBV_WR_SEND_WITH_INV", "invalidating receive", self.owner, **said
         )
 
+    def dealloc(self) -> None:
+        """Free the bound window; its key must grant nothing after (ibv_alloc_mw(3) DESCRIPTION)."""
+        if self.type == 1:
+            # A type 1 key lives in mw->rkey, which the reproducer could not read once the window is freed.
+            raise ValueError("then dealloc is written for type 2 windows, whose key the check holds itself")
+        call = self.check.calls.invoke("ibv_dealloc_mw", {"mw": self.mw})
+        if not call.ok:
+            raise self.check.failure(call, "a bound window is freed", ref="ibv_alloc_mw(3) RETURN VALUE")
+
     def dereg_region(self) -> None:
         """The region under a bound window cannot be deregistered (ibv_alloc_mw(3) NOTES)."""
         check = self.check
@@ -254,7 +263,12 @@ class Window:
             )
 
 
-THEN = {"unbind": Window.unbind, "local-inv": Window.local_inv, "send-with-inv": Window.send_with_inv}
+THEN = {
+    "unbind": Window.unbind,
+    "local-inv": Window.local_inv,
+    "send-with-inv": Window.send_with_inv,
+    "dealloc": Window.dealloc,
+}
 
 
 @kind("window")
