@@ -3695,6 +3695,18 @@ ibv_inc_rkey = Verb(
             layer="libibverbs",
             params={"input": "rkey", "table": ((0x123456FF, 0x12345600), (0xFFFFFFFF, 0xFFFFFF00))},
         ),
+        Claim(
+            "key-for-a-bind",
+            "window",
+            "the incremented key serves as the new key of a type 2 window's bind: once that bind "
+            "completes, the peer writes the bound range with it",
+            "NOTES",
+            needs=(Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW_TYPE_2A|IBV_DEVICE_MEM_WINDOW_TYPE_2B"),),
+            over={"opcode": ("IBV_WR_RDMA_WRITE",)},
+            variant="type-2-{opcode}",
+            params={"type": 2, "where": "inside", "seed": 22},
+            also=(Source("man", "ibv_post_send(3)", "DESCRIPTION"),),
+        ),
     ),
 )
 
@@ -4088,6 +4100,16 @@ ibv_alloc_parent_domain = Verb(
 # -- memory regions ----------------------------------------------------------------------------------------
 _MW = Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW")
 _MW_TYPE_2 = Cap("attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW_TYPE_2A|IBV_DEVICE_MEM_WINDOW_TYPE_2B")
+# LOCAL_INV and SEND_WITH_INV belong to the memory management extensions the device advertises.
+_MW_MGT = Cap("attr.device_cap_flags&IBV_DEVICE_MEM_MGT_EXTENSIONS")
+# Data-path window claims (kind "window", kinds/windows.py): what a refused access through a window
+# completes with is the IBTA's rule (the pages give the statuses, not their causes).
+_IBTA_MW = Source(
+    "ibta",
+    "IBTA Vol. 1 r1.7 ch. 10, memory windows (bind: C10-72 to C10-75; invalidation: o10-37.2) and "
+    "§10.8.3 (a responder's access violation completes the requester with a remote access error)",
+)
+_MW_RW = ("IBV_WR_RDMA_WRITE", "IBV_WR_RDMA_READ")
 _ODP = Cap("attr_ex.odp_caps.general_caps&IBV_ODP_SUPPORT")
 _ODP_ACCESS = "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND"
 _MR_SGE = {"addr": Ref("region", "addr"), "length": 4096, "lkey": Ref("region", "lkey")}  # the step "region"
@@ -4560,13 +4582,27 @@ ibv_alloc_mw = Verb(
             call={"type": Var("type")},
         ),
         Claim(
-            "bind-and-invalidate",
-            "untestable",
-            "the window is unbound until a bind (ibv_bind_mw for type 1, a "
-            "bind work request for type 2) and gives remote access to part of its MR until invalidated; a bind "
-            "changes its rkey",
-            "DESCRIPTION, RETURN VALUE",
-            untestable="needs posted binds and their completions: data path",
+            "zero-length-unbinds",
+            "window",
+            "a type 1 window stays usable until a bind of length zero: after that its key lets the peer "
+            "neither write nor read the range it covered",
+            "DESCRIPTION",
+            needs=(_MW,),
+            transports=IB_TRANSPORTS,
+            also=(_IBTA_MW,),
+            over={"opcode": _MW_RW},
+            variant="type-1-{opcode}-after-unbind",
+            params={"type": 1, "then": "unbind", "where": "inside", "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
+        ),
+        Claim(
+            "dereg-refused-while-bound",
+            "window",
+            "a region with a window bound to it cannot be deregistered: ibv_dereg_mr fails",
+            "NOTES",
+            needs=(_MW,),
+            over={"type": (1,)},
+            variant="type-{type}-bound",
+            params={"then": "dereg-region"},
         ),
     ),
     contract=Contract(
@@ -4595,10 +4631,16 @@ ibv_dealloc_mw = Verb(
         ),
         Claim(
             "frees-bound",
-            "untestable",
-            "freeing a bound window unbinds it: its MR then deregisters and its rkey no longer grants access",
+            "window",
+            "freeing a bound window unbinds it: the key it was bound with no longer lets the peer write or "
+            "read the range",
             "DESCRIPTION",
-            untestable="binding needs a QP in RTS and a completion: data path",
+            needs=(_MW_TYPE_2,),
+            transports=IB_TRANSPORTS,
+            also=(_IBTA_MW,),
+            over={"opcode": _MW_RW},
+            variant="type-2-{opcode}-after-dealloc",
+            params={"type": 2, "then": "dealloc", "where": "inside", "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
         ),
     ),
     contract=Contract(requires=(Resource("mw", role="mw"),), destroys=(Resource("mw", role="mw"),)),
@@ -4674,6 +4716,53 @@ ibv_bind_mw = Verb(
             call={"mw_bind.bind_info.mr": None, "mw_bind.bind_info.addr": 0x1000},
             layer="libibverbs",
             also=(Source("header", "verbs.h ibv_bind_mw(): EINVAL for no MR with an address or length"),),
+        ),
+        Claim(
+            "bind-grants-access",
+            "window",
+            "a type 1 bind posted by ibv_bind_mw completes with IBV_WC_BIND_MW, and the key it leaves in "
+            "mw->rkey lets the peer write and read the bound range with the access the bind gave",
+            "DESCRIPTION, RETURN VALUE",
+            needs=(_MW,),
+            over={"opcode": _MW_RW},
+            variant="type-1-{opcode}-inside",
+            params={"type": 1, "where": "inside", "seed": 21},
+        ),
+        Claim(
+            "bound-range-only",
+            "window",
+            "the window's key covers the bound range only: an RDMA operation past its end, or running over "
+            "it, fails with a remote access error although the region underneath is larger",
+            "DESCRIPTION",
+            needs=(_MW,),
+            transports=IB_TRANSPORTS,
+            also=(_IBTA_MW,),
+            over={"opcode": _MW_RW, "where": ("outside", "across-end")},
+            variant="type-1-{opcode}-{where}",
+            params={"type": 1, "where": Var("where"), "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
+        ),
+        Claim(
+            "bound-access-only",
+            "window",
+            "the window grants the remote access its bind asked for and no other, even where the region "
+            "grants more: a WRITE through a read-only window, a READ through a write-only one, fail",
+            "DESCRIPTION",
+            needs=(_MW,),
+            transports=IB_TRANSPORTS,
+            also=(_IBTA_MW,),
+            over={
+                ("opcode", "access"): (
+                    ("IBV_WR_RDMA_WRITE", "IBV_ACCESS_REMOTE_READ"),
+                    ("IBV_WR_RDMA_READ", "IBV_ACCESS_REMOTE_WRITE"),
+                )
+            },
+            variant="type-1-{opcode}-window-{access}",
+            params={
+                "type": 1,
+                "where": "inside",
+                "access": Var("access"),
+                "statuses": ("IBV_WC_REM_ACCESS_ERR",),
+            },
         ),
     ),
     contract=Contract(
@@ -5658,6 +5747,29 @@ ibv_modify_srq = Verb(
                 },
             },
         ),
+        Claim(
+            "limit-event-below",
+            "srq-limit",
+            "an armed limit raises IBV_EVENT_SRQ_LIMIT_REACHED on the context's async events, naming the SRQ, "
+            "once fewer receives than the limit remain in it",
+            "NOTES",
+            needs=(_SRQS,),
+            also=(Source("man", "ibv_get_async_event(3)", "DESCRIPTION"),),
+            over={"qp_type": (_RC,)},
+            variant="{qp_type}-posted-4-limit-3-down-to-2",
+            params={"srq": True, "opcode": "IBV_WR_SEND", "posted": 4, "limit": 3, "until": "below"},
+        ),
+        Claim(
+            "no-limit-event-at-limit",
+            "srq-limit",
+            "the limit event waits for the SRQ to drop below the limit: none while it still holds as many "
+            "receives as the limit",
+            "NOTES",
+            needs=(_SRQS,),
+            over={"qp_type": (_RC,)},
+            variant="{qp_type}-posted-4-limit-3-down-to-3",
+            params={"srq": True, "opcode": "IBV_WR_SEND", "posted": 4, "limit": 3, "until": "at"},
+        ),
     ),
     contract=Contract(requires=(Resource("srq", role="srq"),)),
     undefined=(
@@ -6088,7 +6200,33 @@ ibv_post_srq_recv = Verb(
         Error(
             "ENOMEM",
             "the SRQ is full (not on the page: the provider's answer)",
-            untestable="left to the data-path section (post-refused: the failing WR and *bad_wr)",
+            covered_by=("over-max-wr-refused",),
+        ),
+    ),
+    claims=(
+        Claim(
+            "consumed-by-attached-qp",
+            "transfer",
+            "a message to a QP attached to the SRQ takes a receive posted on the SRQ: the completion comes "
+            "on the QP's receive CQ with that receive's wr_id, and the data is in its buffer",
+            "DESCRIPTION",
+            needs=(_SRQS,),
+            also=(Source("man", "ibv_create_qp(3)", "DESCRIPTION"),),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)},
+            variant="{qp_type}-{opcode}",
+            params={"srq": True, "size": 64, "seed": 31},
+        ),
+        Claim(
+            "over-max-wr-refused",
+            "post-refused",
+            "a list with one receive more than the SRQ holds (its max_wr) fails: an errno value, with "
+            "*bad_wr at the first receive that did not fit",
+            "DESCRIPTION, RETURN VALUE",
+            needs=(_SRQS,),
+            also=(Source("man", "ibv_create_srq(3)", "DESCRIPTION"),),
+            over={"qp_type": (_RC,)},
+            variant="{qp_type}-max_wr+1",
+            params={"srq": True, "queue": "srq_recv", "problem": "over-max-wr", "must_fail": True},
         ),
     ),
     contract=Contract(requires=(Resource("srq", role="srq"),)),
@@ -7607,6 +7745,17 @@ _OPCODES = {
         "data": "atomic",
         "remote": "IBV_ACCESS_REMOTE_ATOMIC",
     },
+    # Memory windows (kinds/windows.py): a bind and a local invalidation act on the poster's own
+    # window and move no data; a SEND_WITH_INV is a SEND whose receive also invalidates the key it names.
+    "IBV_WR_BIND_MW": {"send_wc": "IBV_WC_BIND_MW", "data": "none"},
+    "IBV_WR_LOCAL_INV": {"send_wc": "IBV_WC_LOCAL_INV", "data": "none"},
+    "IBV_WR_SEND_WITH_INV": {
+        "send_wc": "IBV_WC_SEND",
+        "recv_wc": "IBV_WC_RECV",
+        "consumes_recv": True,
+        "data": "recv",
+        "invalidates": True,
+    },
 }
 _PLAIN_OPS = (
     (_RC, "IBV_WR_SEND"),
@@ -7844,6 +7993,68 @@ ibv_post_send = Verb(
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_RC, "IBV_WR_RDMA_WRITE"))},
             variant="{qp_type}-{opcode}-bad-lkey",
             params={"fault": "bad-lkey", "statuses": ("IBV_WC_LOC_PROT_ERR",)},
+        ),
+        Claim(
+            "bind-mw-completes",
+            "window",
+            "an IBV_WR_BIND_MW work request binds a type 2 window to the range of its bind_info: it "
+            "completes with IBV_WC_BIND_MW and the key in bind_mw.rkey then lets the peer write and read that range",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2,),
+            over={"opcode": _MW_RW},
+            variant="RC-type-2-{opcode}-inside",
+            params={"type": 2, "where": "inside", "seed": 23},
+            also=(Source("man", "ibv_alloc_mw(3)", "DESCRIPTION"),),
+        ),
+        Claim(
+            "bind-mw-range-only",
+            "window",
+            "a type 2 window's key does not reach past the range its bind gave",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2,),
+            transports=IB_TRANSPORTS,
+            also=(_IBTA_MW,),
+            over={"opcode": ("IBV_WR_RDMA_WRITE",)},
+            variant="RC-type-2-{opcode}-outside",
+            params={"type": 2, "where": "outside", "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
+        ),
+        Claim(
+            "local-inv-revokes",
+            "window",
+            "IBV_WR_LOCAL_INV on the window's key completes with IBV_WC_LOCAL_INV; afterwards the key "
+            "grants nothing: the peer's RDMA operation with it fails with a remote access error",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2, _MW_MGT),
+            transports=IB_TRANSPORTS,
+            also=(Source("man", "ibv_alloc_mw(3)", "DESCRIPTION"), _IBTA_MW),
+            over={"opcode": _MW_RW},
+            variant="RC-type-2-{opcode}-after-local-inv",
+            params={"type": 2, "then": "local-inv", "where": "inside", "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
+        ),
+        Claim(
+            "send-with-inv-reported",
+            "window",
+            "an IBV_WR_SEND_WITH_INV naming the peer's window key is received with IBV_WC_WITH_INV set and "
+            "that key in invalidated_rkey",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2, _MW_MGT),
+            also=(Source("man", "ibv_poll_cq(3)", "DESCRIPTION"),),
+            over={"type": (2,)},
+            variant="RC-type-{type}",
+            params={"then": "send-with-inv", "report": True, "probe": False},
+        ),
+        Claim(
+            "send-with-inv-revokes",
+            "window",
+            "once a SEND_WITH_INV naming the peer's window key is received, the key grants nothing: an "
+            "RDMA operation with it fails with a remote access error",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2, _MW_MGT),
+            transports=IB_TRANSPORTS,
+            also=(Source("man", "ibv_alloc_mw(3)", "DESCRIPTION"), _IBTA_MW),
+            over={"opcode": _MW_RW},
+            variant="RC-type-2-{opcode}-after-send-with-inv",
+            params={"type": 2, "then": "send-with-inv", "where": "inside", "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
         ),
     ),
     tables={"opcodes": _OPCODES},

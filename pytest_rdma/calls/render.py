@@ -284,10 +284,18 @@ def observation_c(
     if observation.get("data") == "placed":
         return f"!all_zero((void *){observation['region']}->addr, {int(observation['length'])})"
     if observation.get("data") == "differs":
+        # The bytes may come from inside the source (a READ through a window reads at an offset).
+        source_offset = int(observation.get("source_offset", 0))
+        source = f"{observation['source']}->addr"
+        if source_offset:
+            source = f"(char *){source} + {source_offset}"
         return (
             f"memcmp((char *){observation['region']}->addr + {int(observation.get('offset', 0))}, "
-            f"{observation['source']}->addr, {int(observation['length'])}) != 0"
+            f"{source}, {int(observation['length'])}) != 0"
         )
+    if observation.get("async_event") == "none":
+        # No asynchronous event on the context, waited for as long as the check waited.
+        return f"!fd_ready(ctx->async_fd, {EVENT_WAIT_MS})"
     if "event" in observation:
         if observation["event"]:
             return f"{result} == 0"  # the decisive call took an event that should not have come

@@ -4,11 +4,13 @@
   and the bytes arrive intact (seeded payloads, sizes around the MTU);
 - access-fault: a WR that breaks a protection or access rule completes with the error status
   the page (or the IBTA) gives for it;
-- post-refused: a list of WRs with one the QP cannot take: the post returns a positive errno,
-  *bad_wr names that WR, the WRs before it complete and none after it;
+- post-refused: a list of WRs with one the QP (or its SRQ) cannot take: the post returns a positive
+  errno, *bad_wr names that WR, the WRs before it complete and none after it;
 - flush: WRs outstanding when the QP moves to Error complete with IBV_WC_WR_FLUSH_ERR;
 - notify: an armed CQ raises one event on its channel for the completion it was armed for,
   and none for one it was not.
+
+With params "srq" the receiver takes its receives from a shared receive queue, posted there.
 
 What each opcode does (which queue it consumes, which completion opcodes it yields, which
 remote access it needs) is data: ibv_post_send's `tables["opcodes"]` in the catalogue.
@@ -26,6 +28,7 @@ from pytest_rdma.calls.invoke import out_address
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_expr, flag_value
+from pytest_rdma.catalogue.model import Need
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
@@ -80,6 +83,8 @@ class Scenario:
         self.op = opcode_of(check, self.opcode)
         self.qp_type = self.vars.get("qp_type", "IBV_QPT_RC")
         self.ud = self.qp_type == "IBV_QPT_UD"
+        # params "srq": the receiver takes its receives from a shared receive queue, posted there.
+        self.srq: Handle | None = check.resource(Need("srq")) if self.params.get("srq") else None
 
     def build(
         self,
@@ -102,6 +107,7 @@ class Scenario:
             cap=cap,
             recv_channel=recv_channel,
             overrides=self.params.get("qp_attrs"),
+            srq=self.srq,
             **(pair_options or {}),
         )
         self.size = size
@@ -122,9 +128,15 @@ class Scenario:
         if not self.op.get("consumes_recv"):
             return
         sg = (self.traffic.sge(self.remote, self.room),) if self.room else ()
-        call = self.traffic.post_recv(self.pair.receiver, [{"wr_id": RECV_ID, "sg_list": sg, "num_sge": len(sg)}])
+        wr = {"wr_id": RECV_ID, "sg_list": sg, "num_sge": len(sg)}
+        if self.srq is not None:
+            call = self.traffic.post_srq_recv(self.srq, [wr])
+            ref = "ibv_post_srq_recv(3) RETURN VALUE"
+        else:
+            call = self.traffic.post_recv(self.pair.receiver, [wr])
+            ref = "ibv_post_recv(3) RETURN VALUE"
         if not call.ok:
-            raise self.check.failure(call, "a valid receive WR is posted", ref="ibv_post_recv(3) RETURN VALUE")
+            raise self.check.failure(call, "a valid receive WR is posted", ref=ref)
 
     def send_wr(
         self,
@@ -378,7 +390,15 @@ def post_refused(check: Check) -> None:
     qp = scenario.pair.sender if queue == "send" else scenario.pair.receiver
     too_many = 0
     inline: dict[str, Any] = {}
-    if problem == "sge-over-max":
+    if problem == "over-max-wr":
+        # One WR more than the queue holds, in one list: the WR past its max_wr is the refused one.
+        if queue != "srq_recv" or scenario.srq is None:
+            raise ValueError("problem over-max-wr is written for queue srq_recv with params srq")
+        count = _srq_max_wr(check, scenario.srq) + 1
+        bad = count - 1
+        if count > 1 << 14:
+            raise NotExercised(f"the SRQ holds {count - 1} WRs: a list longer than that is more than this check posts")
+    elif problem == "sge-over-max":
         too_many = _cap_of(check, qp, f"max_{queue}_sge") + 1
     elif problem == "inline-over-max":
         length = _cap_of(check, qp, "max_inline_data") + 1
@@ -402,7 +422,11 @@ def post_refused(check: Check) -> None:
         if index == bad and inline:
             wr.update(inline)
         wrs.append({**scenario.send_wr(), **wr} if queue == "send" else wr)
-    call = (scenario.traffic.post_send if queue == "send" else scenario.traffic.post_recv)(qp, wrs)
+    if queue == "srq_recv":
+        assert scenario.srq is not None
+        call = scenario.traffic.post_srq_recv(scenario.srq, wrs)
+    else:
+        call = (scenario.traffic.post_send if queue == "send" else scenario.traffic.post_recv)(qp, wrs)
     ref = f"ibv_post_{queue}(3) RETURN VALUE"
     if call.ok and not params.get("must_fail"):
         # The pages let a provider find a bad WR later, when it executes it: a post that takes it
@@ -423,6 +447,16 @@ def post_refused(check: Check) -> None:
             call,
             ref=ref,
         )
+
+
+def _srq_max_wr(check: Check, srq: Handle) -> int:
+    """What the SRQ holds: its max_wr as ibv_query_srq reports it now; where the query is not
+    implemented, the max_wr ibv_create_srq wrote back (ibv_create_srq(3): the actual size)."""
+    call = check.calls.invoke("ibv_query_srq", {"srq": srq}, phase="readback")
+    if call.ok:
+        return int(call.outs["srq_attr"]["max_wr"])
+    made = next(call for call in check.calls.log if call.result is srq)
+    return int(made.outs["srq_init_attr"]["attr"]["max_wr"])
 
 
 def _cap_of(check: Check, qp: Handle, key: str) -> int:

@@ -72,11 +72,13 @@ class Traffic:
         recv_channel: bool = False,
         send_ops_flags: str | None = None,
         cq_wc_flags: str | None = None,
+        srq: Handle | None = None,
     ) -> Pair:
         """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
 
         With `send_ops_flags` the sender is made by ibv_create_qp_ex asking for those WR types (for the
         ibv_wr_* API); with `cq_wc_flags` both CQs are extended CQs (ibv_create_cq_ex) reporting those fields.
+        With `srq`, the receiver takes its receives from that shared receive queue.
         """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
@@ -107,6 +109,8 @@ class Traffic:
             }
             if cap:
                 spec.update({f"qp_init_attr.cap.{k}": v for k, v in cap.items()})
+            if srq is not None and role == "recv":
+                spec["qp_init_attr.srq"] = srq
             qps[role] = check.resource(Need("qp", spec=spec, label=f"pair-{role}"))
         pair = Pair(qp_type, qps["send"], qps["recv"], cqs["send"], cqs["recv"], channel=channel)
         pair.send_cqx, pair.recv_cqx = cqxs.get("send"), cqxs.get("recv")
@@ -292,6 +296,9 @@ class Traffic:
     # -- posting and polling ------------------------------------------------------------------
     def post_recv(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
         return self.calls.invoke("ibv_post_recv", {"qp": qp, "wr": tuple(wrs)})
+
+    def post_srq_recv(self, srq: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
+        return self.calls.invoke("ibv_post_srq_recv", {"srq": srq, "wr": tuple(wrs)})
 
     def post_send(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
         return self.calls.invoke("ibv_post_send", {"qp": qp, "wr": tuple(wrs)})
