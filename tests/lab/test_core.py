@@ -84,7 +84,8 @@ def test_unknown_device_is_one_usage_error_listing_devices(pytester: pytest.Pyte
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            "ERROR: unknown RDMA device mlx5_9: devices on this host: rxe0 (rxe), siw0 (siw). Pass one with --rdma-dev NAME."
+            "ERROR: unknown RDMA device mlx5_9: devices on this host: rxe0 (rxe), siw0 (siw). "
+            "Pass one with --rdma-dev NAME."
         ]
     )
     assert "Traceback" not in result.stderr.str()
