@@ -63,6 +63,14 @@ def expand(verb: Verb) -> list[Case]:
     return cases
 
 
+PROCESS_MARK = "rdma_process"  # the lab selects these (-m) for its run as an unprivileged user
+
+
+def process_marks(case: Case) -> list[pytest.MarkDecorator]:
+    """A case about the process running it (Claim.when) is marked, so a run as another user can pick it."""
+    return [getattr(pytest.mark, PROCESS_MARK)] if case.spec.get("when") else []
+
+
 def verb_test(verb: Verb, cases: list[Case]) -> Callable[..., None]:
     if verb.family in ("ibv", "rdmacm"):
 
@@ -78,7 +86,7 @@ def verb_test(verb: Verb, cases: list[Case]) -> Callable[..., None]:
     check.__name__ = check.__qualname__ = f"test_{verb.name}"
     check.__doc__ = f"{verb.name}() — {verb.summary} [{verb.man}]"
     marks = [pytest.mark.rdma_verb(verb.name)]
-    params = [pytest.param(case, id=case.id, marks=marks) for case in cases]
+    params = [pytest.param(case, id=case.id, marks=marks + process_marks(case)) for case in cases]
     return pytest.mark.parametrize("rdma_case", params)(check)
 
 

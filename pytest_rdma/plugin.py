@@ -94,6 +94,10 @@ def targets_suite(config: pytest.Config) -> bool:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rdma_verb(name): the verb a generated check exercises")
+    config.addinivalue_line(
+        "markers",
+        "rdma_process: a check about the process running it (unprivileged, memlock): the lab runs it as nobody",
+    )
     options = settings.read(config)
     config.stash[settings.SETTINGS] = options
     catalogue = catalogue_of(options)

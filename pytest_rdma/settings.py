@@ -301,6 +301,14 @@ def read(config: pytest.Config) -> Settings:
     reproducers = values["reproducers"]
     if reproducers is None:
         reproducers = json_path.parent / "reproducers" if json_path else Path("rdma-reproducers")
+    outputs = {
+        "--rdma-json": json_path,
+        "--rdma-reproducers": Path(reproducers),
+        "--rdma-junit": Path(values["junit"]) if values["junit"] else None,
+        "--rdma-allure": Path(values["allure"]) if values["allure"] else None,
+    }
+    for flag, path in outputs.items():
+        _check_writable(flag, path)
     return Settings(
         devices=values["devices"],
         port=values["port"],
@@ -318,6 +326,27 @@ def read(config: pytest.Config) -> Settings:
         allure_dir=Path(values["allure"]) if values["allure"] else None,
         sources=tuple(sources),
     )
+
+
+def _check_writable(flag: str, path: Path | None) -> None:
+    """A usage error now, before any check runs, for an output this user cannot write (not an
+    INTERNALERROR at the first deviation, in a directory left read-only or owned by another user)."""
+    if path is None:
+        return
+    existing = path.absolute()
+    while not os.path.exists(existing) and existing != existing.parent:  # False also where we may not look
+        existing = existing.parent
+    target = existing if existing.is_dir() else existing.parent
+    if not os.access(target, os.W_OK | os.X_OK) or (existing == path.absolute() and not os.access(existing, os.W_OK)):
+        raise pytest.UsageError(
+            f"{flag} {path}: {existing} is not writable by this user (uid {os.getuid()}); "
+            f"give {flag} a path you can write"
+            + (
+                " (deviations' reproducers go to ./rdma-reproducers unless --rdma-json or this option says where)"
+                if flag == "--rdma-reproducers"
+                else ""
+            )
+        )
 
 
 def _expectation_paths(config: pytest.Config, paths: tuple[str, ...], where: str) -> tuple[str, ...]:

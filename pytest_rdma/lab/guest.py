@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -229,8 +231,72 @@ def main(plan_path: str) -> int:
         if document["leaked"] and code == 0:
             code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
         worst = worst or code
+    if plan.get("unprivileged", True):
+        for device in plan["devices"]:
+            worst = worst or unprivileged_run(plan, device, results, env, xdist)
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
     return worst
+
+
+# nobody, with no capabilities and the kernel's default RLIMIT_MEMLOCK (8 MiB), as a user's job runs.
+AS_NOBODY = ("--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all")  # setpriv's options
+
+
+def unprivileged_run(plan: dict, device: str, results: Path, env: dict[str, str], xdist: bool) -> int:
+    """The checks about an unprivileged process (Claim.when; marked rdma_process), run as nobody.
+
+    As root they are not exercised (root is not held to RLIMIT_MEMLOCK); here they decide. Their
+    results go to results/<device>/unprivileged/ (JSON and JUnit; the Allure report holds the root
+    runs), written first on the VM's own /tmp, where nobody may write, and copied there as root.
+    """
+    from pytest_rdma.generate import PROCESS_MARK
+
+    run_dir = results / device / "unprivileged"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    reachable = _run("setpriv", *AS_NOBODY, plan["python"], "-c", f"import os; os.chdir({plan['cwd']!r})")
+    if reachable.returncode != 0:
+        why = (reachable.stderr.strip().splitlines() or ["no reason given"])[-1]
+        print(
+            f"lab: {device}: no run as nobody: nobody cannot run {plan['python']} in {plan['cwd']} ({why}); "
+            "a checkout under a private directory (such as /root) keeps it out. The checks about an "
+            "unprivileged process stay not exercised.",
+            flush=True,
+        )
+        return 0
+    scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-nobody-{device}-"))
+    scratch.chmod(0o777)
+    argv = [
+        "setpriv",
+        *AS_NOBODY,
+        plan["python"],
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        f"--rdma-dev={device}",
+        f"--rdma-json={scratch}/results.json",
+        f"--rdma-junit={scratch}/junit.xml",
+        *isolation_args(plan["pytest_args"], xdist),
+        *plan["pytest_args"],
+        "-m",
+        PROCESS_MARK,
+    ]
+    # No first-test marks: they go to the results directory's top, which nobody may not write.
+    own_env = {key: value for key, value in env.items() if key != "PYTEST_RDMA_LAB_MARKS"}
+    print(f"lab: === {device} as nobody (unprivileged, memlock {_memlock()}): pytest -m {PROCESS_MARK}", flush=True)
+    code = subprocess.run(argv, cwd=plan["cwd"], env=own_env, check=False).returncode
+    shutil.copytree(scratch, run_dir, dirs_exist_ok=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    print(f"lab: === {device} as nobody: pytest exited {code}", flush=True)
+    return 0 if code == NO_TESTS_COLLECTED else code
+
+
+NO_TESTS_COLLECTED = 5  # a -k of the user's that left none of these checks: nothing to run as nobody
+
+
+def _memlock() -> str:
+    soft = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+    return "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // 1024} KiB"
 
 
 def exit_with(code: int, plan_path: str) -> None:

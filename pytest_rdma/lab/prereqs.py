@@ -55,6 +55,7 @@ EXECUTABLES: dict[str, str] = {
     "ip": "iproute2",
     "rdma": "iproute2",
     "dmesg": "util-linux",
+    "setpriv": "util-linux",  # the lab's run as nobody (lab/guest.py unprivileged_run)
     # Building siw.ko (and the lab's kernel-warning module) out of tree; C reproducers.
     "tar": "tar",
     "xz": "xz-utils",

@@ -1,0 +1,46 @@
+"""The lab's run as an unprivileged user: the claims about the process are decided there, and only there.
+
+As root (the lab's main runs) a claim such as ibv_reg_mr's memlock-limit is not exercised: root is
+not held to RLIMIT_MEMLOCK. The lab then runs the checks marked rdma_process as nobody, with no
+capabilities and the default memlock limit (lab/guest.py unprivileged_run); this calls that very
+function and reads what it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_rdma.lab import guest
+
+REPO = Path(__file__).resolve().parents[2]
+MEMLOCK = "test_ibv_reg_mr[memlock-limit-one-page-over]"
+
+
+def records(path: Path) -> dict[str, dict]:
+    return {r["stable_id"]: r for r in json.loads(path.read_text())["results"]}
+
+
+def test_the_memlock_claim_is_decided_as_nobody_and_not_exercised_as_root(
+    pytester: pytest.Pytester, device: str, tmp_path: Path
+) -> None:
+    plan = {"python": sys.executable, "cwd": str(REPO), "pytest_args": []}
+    env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(tmp_path))
+    code = guest.unprivileged_run(plan, device, tmp_path, env, xdist=False)
+    found = records(tmp_path / device / "unprivileged" / "results.json")
+    assert set(found) == {MEMLOCK}, "only the checks about the process run as nobody"
+    assert found[MEMLOCK]["outcome"] == "conforms", found[MEMLOCK]
+    assert code == 0
+
+    # The same check as root: not exercised, saying why.
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "pytest_rdma.suites", f"--rdma-dev={device}", "-k", "memlock", f"--rdma-json={pytester.path}/r.json"
+    )
+    as_root = records(pytester.path / "r.json")[MEMLOCK]
+    assert as_root["outcome"] == "not exercised"
+    assert as_root["reason"].startswith("process.unprivileged = 0 in this process")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, "a device with nothing exercised fails the run"
