@@ -78,6 +78,14 @@ def test_plan_uses_the_lab_reporters_and_existing_options(tmp_path: Path) -> Non
     assert set(lab_overhead.NO_CONFIRM) <= {option.env for option in OPTIONS}
 
 
+def test_quick_plan_marks_its_first_run_for_the_cold_start(tmp_path: Path) -> None:
+    steps = lab_overhead.quick_steps(tmp_path, profile=True)
+    assert [step["name"] for step in steps] == ["checks-1", "bare-1", "profile-bare", "profile-checks", "checks-n2"]
+    assert steps[0]["env"]["PYTEST_RDMA_LAB_MARKS"] == str(tmp_path)
+    recorded = {"boot": {}, "checks-1": {"name": "checks-1", "pytest": {}}, "bare-1": {"name": "bare-1"}}
+    assert lab_overhead.first_run(recorded) == recorded["checks-1"]
+
+
 def test_guest_steps_get_the_lab_settings() -> None:
     env = lab_guest.lab_env({"env": {"EXTRA": "1"}}, {"RDMA_CONFIRM": "false", "PATH": "/bin"})
     assert env["RDMA_KERNEL_LOG"] == LAB_SETTINGS["RDMA_KERNEL_LOG"]
@@ -126,7 +134,7 @@ SAMPLE = {
         "checks-noreports": _phases(24.0, 20.0),
         "checks-noreports-noguards": _phases(15.0, 12.0),
     },
-    "xdist": {"n0": _phases(100.0, 90.0), "n2": _phases(50.0, 45.0), "speedup": 2.0},
+    "xdist": {"n0": _phases(100.0, 90.0), "n2": _phases(50.0, 45.0), "speedup": 2.0, "tests": [1242, 1242]},
     "cold_start": {
         "first_test_s": 19.0,
         "host_until_kernel_s": 3.0,
@@ -149,8 +157,9 @@ def test_readme_table_from_a_benchmark_json_sample() -> None:
     assert row["overhead, end to end (484 checks)"].endswith("missed |")
     assert "(bare 20.7 ms per check; under pytest 51.7 ms)" in row["overhead, checks only"]
     assert "2.40× / 1.50× end to end (2.00× / 1.20× checks only)" in table
-    assert "**2.00×**" in row["xdist, whole suite on rxe0"] and row["xdist, whole suite on rxe0"].endswith("met |")
-    assert row["cold start to first test"].endswith("met |")
+    xdist = row["xdist, whole suite on rxe0 (1242 checks)"]
+    assert "**2.00×**" in xdist and xdist.endswith("met |")
+    assert row["cold start to first test (lab-rxe0)"].endswith("met |")
     assert row["lab run, whole catalogue on rxe0 (1242 checks)"].endswith("missed |")
     assert row["lab run, whole catalogue on siw0 (1242 checks)"].endswith("met |")
     assert "yes: 9000 calls bare" in row["same verb calls on both sides (call records)"]
