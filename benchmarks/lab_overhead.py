@@ -385,7 +385,8 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         + f"; load {busy['loadavg_when_starting'][0]:.2f})"
     )
     if busy["vms_when_starting"]:
-        busy_note = f"BUSY: {busy['vms_when_starting']} other VM(s) running at start (waited the 15 min limit)"
+        waited = "waited the 15 min limit" if busy["waited_s"] else "did not wait: --no-wait"
+        busy_note = f"BUSY: {busy['vms_when_starting']} other VM(s) running at start ({waited})"
     if watch["max_other_vms"]:
         busy_note += (
             f"; BUSY during the run: other VMs in {watch['share_busy']:.0%} of samples (up to {watch['max_other_vms']})"
@@ -472,10 +473,11 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
                 figures["overhead"][name] = ph
 
     # (2) xdist
-    say("\n(2) pytest-xdist: the whole suite on rxe0 (lab reporters on), warm")
     pair = ("suite-n0", "suite-n2") if "suite-n2" in steps else ("checks-1", "checks-n2")
     if pair[1] == "checks-n2":
-        say("    (quick plan: not the whole suite, the overhead checks: checks-1 is -n 0, checks-n2 is -n 2)")
+        say("\n(2) pytest-xdist: the overhead checks on rxe0 (quick plan: checks-1 is -n 0, checks-n2 is -n 2)")
+    else:
+        say("\n(2) pytest-xdist: the whole suite on rxe0 (lab reporters on), warm")
     if all(name in steps for name in pair):
         n0, n2 = phases(steps[pair[0]]), phases(steps[pair[1]])
         speedup = n0["wall"] / n2["wall"]
