@@ -3,7 +3,8 @@
 The lab boots the VM and hands over a plan (pytest_rdma.lab with guest="benchmarks.lab_guest");
 this runner times each step (a command: pytest, or the bare loop) with the VM's monotonic
 clock and appends one JSON line per step to bench-steps.jsonl in the results directory.
-Device creation is the lab's own (pytest_rdma.lab.guest.create_devices).
+Device creation, the kernel log kept off the console and the settings every lab run gets
+(pytest_rdma.lab.guest: create_devices, LAB_SETTINGS) are the lab's own; a step's "env" wins.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,17 @@ from pytest_rdma.lab import guest
 
 STEPS_FILE = "bench-steps.jsonl"
 TIMING_ENV = "PYTEST_RDMA_BENCH_TIMING"
+
+
+def lab_env(plan: dict[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """Every step's environment, as the lab's runner makes it (pure): its settings (a kernel fault
+    fails its check; deviations' C reproducers are built and run) unless already set, then what the
+    host built for the guest. A step's own "env" is laid over this."""
+    env = dict(environ)
+    for name, value in guest.LAB_SETTINGS.items():
+        env.setdefault(name, value)
+    env.update(plan.get("env", {}))
+    return env
 
 
 def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> dict[str, Any]:
@@ -73,9 +86,8 @@ def main(plan_path: str) -> int:
         f"(setup {begin['devices_ready'] - begin['runner_start']:.1f} s)",
         flush=True,
     )
-    # As the lab's runner: kernel faults fail their check in the lab.
-    base_env = dict(os.environ)
-    base_env.setdefault("PYTEST_RDMA_KERNEL_LOG", "fail")
+    guest._run("dmesg", "--console-level", "1")  # as the lab's runner: the kernel log off the console
+    base_env = lab_env(plan, os.environ)
     out = results / STEPS_FILE
     worst = 0
     with out.open("w") as handle:

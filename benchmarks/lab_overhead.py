@@ -1,21 +1,26 @@
-"""What the suite costs over the verbs it calls, measured in one lab VM boot (issue 6).
+"""What the suite costs over the verbs it calls, measured in one lab VM boot (issues 6 and 17).
 
-    .venv/bin/python benchmarks/lab_overhead.py [--results DIR] [--repeat N] [--no-profile]
+    .venv/bin/python benchmarks/lab_overhead.py [--results DIR] [--repeat N] [--no-profile] [--no-scaling]
+    .venv/bin/python benchmarks/lab_overhead.py --table [--results DIR]   # the README's table
+
 
 One boot of the lab (pytest_rdma.lab: prerequisites, siw.ko, the VM; its in-VM runner is
 benchmarks/lab_guest.py) runs, in this order:
 
 1. the lab's own runs: the whole suite on rxe0, then on siw0, with the lab's reporters
-   (--junitxml, --rdma-json, --alluredir into the results share): cold start to the first
-   test (the lab's figure, on the host clock) and each device's pytest run time;
+   (cli.LAB_REPORTS: --rdma-json, --rdma-junit, --rdma-allure on the VM's tmpfs) and settings
+   (lab.guest.LAB_SETTINGS): cold start to the first test (the lab's figure, on the host
+   clock) and each device's pytest run time;
 2. the whole suite on rxe0 again, -n 0 then -n 2 (warm: no first-boot effects in either);
 3. N times, alternately: the generated ibv_modify_qp and ibv_create_qp_ex checks on rxe0 under
    pytest with the plugin and reporters on, then the bare loop (benchmarks/bare_verbs.py: the
-   same cases' kind.run() against one opened device, no pytest); plus, once each, the same
-   pytest run without reporters, and without reporters or guards, to split the overhead;
-4. those checks restricted with -k to 0, 1 and 2 QP types (4 types: the runs of 3);
-5. (unless --no-profile) cProfile of the bare loop and of the pytest run: where the time goes,
-   and the count of each pyverbs call in both (the proof that they make the same calls).
+   same cases, each a Check run by its kind against one opened device, no pytest); the call
+   records of both (the results file's steps, the bare loop's own) show the same verb calls;
+   plus, once each, the same pytest run without reporters, and without reporters or guards,
+   to split the overhead;
+4. (unless --no-scaling) those checks restricted with -k to 0, 1 and 2 QP types (4 types: the
+   runs of 3);
+5. (unless --no-profile) cProfile of the bare loop and of the pytest run: where the time goes.
 
 Before booting it waits (up to 15 min, polling every 20 s) until no other VM runs, and it
 watches for other VMs during the run: the figures say if the machine was busy.
@@ -39,15 +44,20 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from pytest_rdma import lab  # noqa: E402
-from pytest_rdma.cli import LAB_REPORTS, SUITES  # noqa: E402
+from pytest_rdma.cli import LAB_REPORTS  # noqa: E402
 from pytest_rdma.lab import guest, vm  # noqa: E402
 
-CHECKS = [f"{SUITES}/test_verbs.py::test_ibv_modify_qp", f"{SUITES}/test_verbs.py::test_ibv_create_qp_ex"]
+# The suite's source (shipped as pytest_rdma.suites); runs given no test path use the packaged one.
+SUITE = REPO / "suites"
 VERBS = ["ibv_modify_qp", "ibv_create_qp_ex"]
+CHECKS = [f"{SUITE.relative_to(REPO)}/test_verbs.py::test_{verb}" for verb in VERBS]
 # -k selections by QP type; the expressions start with "(" so argparse does not read them as options.
 # All 4 types are the overhead runs themselves (every case, with the one that mixes the types).
 QP_TYPE_SETS = {0: "(no_such_check)", 1: "(-RC-)", 2: "(-RC- or -UD-)"}
-GOALS = {"overhead": 1.3, "speedup": 1.6, "cold_start_s": 20.0}
+GOALS = {"overhead": 1.3, "speedup": 1.6, "cold_start_s": 20.0, "device_run_s": 120.0}
+# Deviations' C reproducers are built and run (the lab's RDMA_CONFIRM) in the lab's own runs only:
+# that is a C compiler per deviation, a cost of the deviations found, not of each check.
+NO_CONFIRM = {"RDMA_CONFIRM": "false"}
 IDLE_POLL_S = 20
 IDLE_LIMIT_S = 15 * 60
 
@@ -136,18 +146,15 @@ def pytest_step(
     argv += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "benchmarks.timing_plugin", f"--rdma-dev={device}"]
     scratch = f"/tmp/bench-scratch/{name}"  # the VM's tmpfs, as the lab's runner uses it
     if reports is not None:
-        # Exactly the lab's reporters (pytest_rdma.lab.guest and cli.LAB_REPORTS).
-        argv += [
-            f"--junitxml={reports / 'junit.xml'}",
-            *(arg.replace("{results}", str(reports)).replace("{scratch}", scratch) for arg in LAB_REPORTS),
-        ]
+        # Exactly the lab's reporters (cli.LAB_REPORTS, as pytest_rdma.lab.guest fills them in).
+        argv += [arg.replace("{results}", str(reports)).replace("{scratch}", scratch) for arg in LAB_REPORTS]
     argv += [*extra, *selection]
     return {
         "name": name,
         "argv": argv,
         "cwd": str(REPO),
         "console": console,
-        "env": env or {},
+        "env": NO_CONFIRM if env is None else env,
         "mkdirs": [str(reports), scratch] if reports else [],
         "scratch": [scratch, str(reports)] if reports else None,
     }
@@ -162,8 +169,43 @@ def bare_step(name: str, device: str, out: Path, profile: Path | None = None) ->
     return {"name": name, "argv": argv, "cwd": str(REPO), "json_out": str(out)}
 
 
-def plan_steps(results: Path, repeat: int, profile: bool) -> list[dict[str, Any]]:
-    suite = [str(SUITES)]
+def first_run(steps: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The step whose first test the host's cold-start clock saw: the first pytest step of the plan."""
+    return next((step for step in steps.values() if "pytest" in step), None)
+
+
+def quick_steps(results: Path, profile: bool) -> list[dict[str, Any]]:
+    """A shorter plan for a busy machine: the overhead pair first (its first check is the cold
+    start), the profiles, then the same checks with -n 2 for xdist (-n 0 is the first run)."""
+    marks = {**NO_CONFIRM, "PYTEST_RDMA_LAB_MARKS": str(results)}
+    checks = results / "overhead" / "checks-1"
+    steps = [
+        pytest_step("checks-1", "rxe0", CHECKS, checks, ["-n", "0"], env=marks),
+        bare_step("bare-1", "rxe0", results / "overhead" / "bare-1.json"),
+    ]
+    if profile:
+        steps += _profile_steps(results)
+    steps.append(pytest_step("checks-n2", "rxe0", CHECKS, results / "xdist" / "checks-n2", ["-n", "2"]))
+    return steps
+
+
+def _profile_steps(results: Path) -> list[dict[str, Any]]:
+    (results / "profile").mkdir(parents=True, exist_ok=True)
+    return [
+        bare_step("profile-bare", "rxe0", results / "profile" / "bare.json", results / "profile" / "bare.prof"),
+        pytest_step(
+            "profile-checks",
+            "rxe0",
+            CHECKS,
+            results / "profile" / "checks",
+            ["-n", "0"],
+            profile=results / "profile" / "checks.prof",
+        ),
+    ]
+
+
+def plan_steps(results: Path, repeat: int, profile: bool, scaling: bool = True) -> list[dict[str, Any]]:
+    suite: list[str] = []  # as the lab: no test path, so the plugin runs its packaged suite
     # As the lab's runner: the first test of the first run is marked for the host's cold-start clock.
     lab_env = {"PYTEST_RDMA_LAB_MARKS": str(results)}
     # With the lab's default crash isolation (one xdist worker), as `pytest-rdma lab` runs.
@@ -185,25 +227,12 @@ def plan_steps(results: Path, repeat: int, profile: bool) -> list[dict[str, Any]
             "checks-noreports-noguards", "rxe0", CHECKS, None, ["-n", "0", "--rdma-leaks=off", "--rdma-kernel-log=off"]
         ),
     ]
-    for types, expression in QP_TYPE_SETS.items():
+    for types, expression in QP_TYPE_SETS.items() if scaling else ():
         steps.append(
             pytest_step(f"scale-{types}", "rxe0", CHECKS, results / "scale" / str(types), ["-n", "0", "-k", expression])
         )
     if profile:
-        (results / "profile").mkdir(parents=True, exist_ok=True)
-        steps.append(
-            bare_step("profile-bare", "rxe0", results / "profile" / "bare.json", results / "profile" / "bare.prof")
-        )
-        steps.append(
-            pytest_step(
-                "profile-checks",
-                "rxe0",
-                CHECKS,
-                results / "profile" / "checks",
-                ["-n", "0"],
-                profile=results / "profile" / "checks.prof",
-            )
-        )
+        steps += _profile_steps(results)
     return steps
 
 
@@ -242,18 +271,46 @@ def tests_of(step: dict[str, Any]) -> tuple[int, dict[str, int]]:
     return data.get("tests", 0), data.get("outcomes", {})
 
 
-PYVERBS_CALL = "of 'pyverbs."
+def call_signature(step: str) -> str:
+    """A results file's step line, "[3] setup: ibv_alloc_pd(ctx) -> pd0", as "setup ibv_alloc_pd"."""
+    _, _, rest = step.partition("] ")
+    phase, _, call = rest.partition(": ")
+    return f"{phase} {call.split('(', 1)[0]}"
 
 
-def verb_calls(profile: Path) -> dict[str, int]:
-    """pyverbs methods called (cProfile sees Cython methods; constructors show up as close())."""
-    stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
-    calls: dict[str, int] = {}
-    for (_file, _line, name), (_cc, ncalls, *_rest) in stats.items():
-        if PYVERBS_CALL in name:
-            short = name.replace("<method '", "").replace("' of 'pyverbs.", " ").replace("' objects>", "")
-            calls[short] = calls.get(short, 0) + ncalls
-    return calls
+def recorded_steps(results_file: Path) -> dict[str, list[str]]:
+    """Each check's recorded calls in a results file written by --rdma-json, by stable id."""
+    if not results_file.exists():
+        return {}
+    document = json.loads(results_file.read_text())
+    return {record["stable_id"]: record.get("steps", []) for record in document.get("results", [])}
+
+
+def same_calls(under_pytest: dict[str, list[str]], bare: dict[str, list[str]]) -> dict[str, Any]:
+    """Whether each check made the same verb calls, in the same phases and order, on both sides (pure).
+
+    Read from the call records (calls/record.py) as each side rendered them: the results file's
+    `steps` and the bare loop's. Values differ between runs (addresses, QP numbers); verbs must not.
+    """
+    differ = [
+        check
+        for check in sorted(set(under_pytest) | set(bare))
+        if [call_signature(step) for step in under_pytest.get(check, [])]
+        != [call_signature(step) for step in bare.get(check, [])]
+    ]
+    counts: dict[str, list[int]] = {}
+    for side, records in enumerate((bare, under_pytest)):
+        for steps in records.values():
+            for step in steps:
+                verb = call_signature(step).split(" ", 1)[-1]
+                counts.setdefault(verb, [0, 0])[side] += 1
+    return {
+        "checks": len(set(under_pytest) | set(bare)),
+        "identical": bool(bare) and not differ,
+        "differ": differ[:20],
+        "calls": [sum(bare_n for bare_n, _ in counts.values()), sum(n for _, n in counts.values())],
+        "per_verb": {verb: pair for verb, pair in sorted(counts.items())},
+    }
 
 
 def where_time_goes(profile: Path) -> dict[str, float]:
@@ -267,18 +324,17 @@ def where_time_goes(profile: Path) -> dict[str, float]:
 
 def _area(file: str, name: str) -> str:
     if file == "~":
-        if PYVERBS_CALL in name:
-            return "pyverbs (the verb calls)"
         if "posix" in name or "io." in name or "_io" in name or "select" in name or "socket" in name:
             return "system calls (files, netlink, kmsg)"
         return "other built-ins"
     for marker, area in (
-        ("/pytest_rdma/checks/", "pytest_rdma checks (the checks' own Python)"),
-        ("/pytest_rdma/provider/", "pytest_rdma provider (device, resources)"),
+        ("/pytest_rdma/ibv/", "pytest_rdma ibv (the binding; a ctypes call's C time counts here)"),
+        ("/pytest_rdma/calls/", "pytest_rdma calls (resolve, marshal, record)"),
+        ("/pytest_rdma/kinds/", "pytest_rdma kinds (the checks' own Python)"),
+        ("/pytest_rdma/provider/", "pytest_rdma provider (the device)"),
         ("/pytest_rdma/guard/", "pytest_rdma guards"),
         ("/pytest_rdma/report/", "pytest_rdma reporters"),
         ("/pytest_rdma/", "pytest_rdma (plugin, catalogue, generation)"),
-        ("/allure", "allure-pytest"),
         ("/_pytest/", "pytest"),
         ("/pluggy/", "pluggy"),
         ("/xdist/", "pytest-xdist"),
@@ -291,11 +347,13 @@ def _area(file: str, name: str) -> str:
     return "other"
 
 
-def top_functions(profile: Path, count: int = 12) -> list[str]:
+def top_functions(profile: Path, checks: int = 0, count: int = 15) -> list[str]:
     stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
     rows = sorted(stats.items(), key=lambda item: -item[1][2])[:count]
     return [
-        f"{tt:7.3f} s own, {nc:6d} calls  {_where(file, line, name)}"
+        f"{tt:7.3f} s own"
+        + (f" ({tt / checks * 1000:5.2f} ms/check)" if checks else "")
+        + f", {nc:7d} calls  {_where(file, line, name)}"
         for (file, line, name), (_cc, nc, tt, *_rest) in rows
     ]
 
@@ -315,7 +373,11 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
     steps = load_steps(results)
     timing = lab_timing(results)
     out: list[str] = []
-    figures: dict[str, Any] = {"machine": {"before": busy, "during": watch, "cpus": os.cpu_count()}}
+    figures: dict[str, Any] = {
+        "machine": {"before": busy, "during": watch, "cpus": os.cpu_count()},
+        "goals": GOALS,
+        "checks": {},
+    }
     say = out.append
     busy_note = (
         "idle (no other VM"
@@ -323,13 +385,14 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         + f"; load {busy['loadavg_when_starting'][0]:.2f})"
     )
     if busy["vms_when_starting"]:
-        busy_note = f"BUSY: {busy['vms_when_starting']} other VM(s) running at start (waited the 15 min limit)"
+        waited = "waited the 15 min limit" if busy["waited_s"] else "did not wait: --no-wait"
+        busy_note = f"BUSY: {busy['vms_when_starting']} other VM(s) running at start ({waited})"
     if watch["max_other_vms"]:
         busy_note += (
             f"; BUSY during the run: other VMs in {watch['share_busy']:.0%} of samples (up to {watch['max_other_vms']})"
         )
     say(
-        f"pytest-rdma benchmark (issue 6), one lab VM boot ({timing.get('accel', '?').upper()}), "
+        f"pytest-rdma benchmark (issue 17), one lab VM boot ({timing.get('accel', '?').upper()}), "
         f"{os.cpu_count()} host cores; machine: {busy_note}"
     )
     overlapped = busy_steps(steps, timing, watch.get("busy_at", []))
@@ -350,9 +413,15 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         tests, outcomes = tests_of(pairs[0][0])
         bare = pairs[0][1].get("bare", {})
         same = _same_cases(pairs[0][0], bare)
+        calls = same_calls(recorded_steps(results / "overhead" / "checks-1" / "results.json"), bare.get("steps", {}))
         say(
             f"    pytest: {tests} checks {outcomes}; bare loop: {bare.get('cases')} cases {bare.get('outcomes')}; "
             f"same cases: {same}"
+        )
+        say(
+            f"    verb calls (call records: the results file's steps, the bare loop's): bare {calls['calls'][0]}, "
+            f"under pytest {calls['calls'][1]}; "
+            + ("the same verbs per check, in order" if calls["identical"] else f"DIFFER in {calls['differ']}")
         )
         walls = [(phases(c), b["wall_s"], b.get("bare", {}).get("loop_s", float("nan"))) for c, b in pairs]
         for index, (ph, bare_wall, bare_loop) in enumerate(walls, 1):
@@ -366,6 +435,7 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         best_loop = min(loop for _, _, loop in walls)
         end_to_end = best_pytest / best_bare
         in_session = best_checks / best_loop
+        figures["checks"]["overhead_run"] = tests
         figures["overhead"] = {
             "end_to_end": end_to_end,
             "checks_vs_loop": in_session,
@@ -374,6 +444,7 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
             "outcomes": outcomes,
             "bare_outcomes": bare.get("outcomes"),
             "same_cases": same,
+            "same_calls": calls,
         }
         say(
             f"    OVERHEAD end to end (pytest process / bare process, best of {len(walls)}): "
@@ -390,7 +461,7 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
             f"check, {first.get('checks', 0):.2f} s of checks, {first.get('after_last_test', 0):.2f} s after the last"
         )
         for name, what in (
-            ("checks-noreports", "no reporters (no --junitxml/--rdma-json/--alluredir)"),
+            ("checks-noreports", "no reporters (no --rdma-json/--rdma-junit/--rdma-allure)"),
             ("checks-noreports-noguards", "no reporters, --rdma-leaks=off --rdma-kernel-log=off"),
         ):
             if name in steps:
@@ -402,13 +473,24 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
                 figures["overhead"][name] = ph
 
     # (2) xdist
-    say("\n(2) pytest-xdist: the whole suite on rxe0 (lab reporters on), warm")
-    if "suite-n0" in steps and "suite-n2" in steps:
-        n0, n2 = phases(steps["suite-n0"]), phases(steps["suite-n2"])
+    pair = ("suite-n0", "suite-n2") if "suite-n2" in steps else ("checks-1", "checks-n2")
+    if pair[1] == "checks-n2":
+        say("\n(2) pytest-xdist: the overhead checks on rxe0 (quick plan: checks-1 is -n 0, checks-n2 is -n 2)")
+    else:
+        say("\n(2) pytest-xdist: the whole suite on rxe0 (lab reporters on), warm")
+    if all(name in steps for name in pair):
+        n0, n2 = phases(steps[pair[0]]), phases(steps[pair[1]])
         speedup = n0["wall"] / n2["wall"]
-        t0, o0 = tests_of(steps["suite-n0"])
-        t2, o2 = tests_of(steps["suite-n2"])
-        figures["xdist"] = {"n0": n0, "n2": n2, "speedup": speedup, "tests": [t0, t2], "outcomes": [o0, o2]}
+        t0, o0 = tests_of(steps[pair[0]])
+        t2, o2 = tests_of(steps[pair[1]])
+        figures["xdist"] = {
+            "n0": n0,
+            "n2": n2,
+            "speedup": speedup,
+            "tests": [t0, t2],
+            "outcomes": [o0, o2],
+            "scope": "whole suite" if pair[0] == "suite-n0" else "overhead checks",
+        }
         say(f"    -n 0: {n0['wall']:.2f} s ({t0} checks {o0}); -n 2: {n2['wall']:.2f} s ({t2} checks {o2})")
         say(f"    SPEEDUP {n0['wall']:.2f} / {n2['wall']:.2f} = {speedup:.2f}x  {_goal(speedup, 'speedup', True)}")
         if "checks" in n0 and "checks" in n2:
@@ -423,7 +505,7 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
     boot = steps.get("boot", {})
     first_host = _float(timing.get("first_test_s"))
     total_host = _float(timing.get("total_s"))
-    lab_rxe = steps.get("lab-rxe0")
+    lab_rxe = first_run(steps)
     if lab_rxe and first_host is not None:
         # Guest times are monotonic; uptime (from the kernel's start) = monotonic + this.
         to_uptime = boot["runner_start_uptime"] - boot["runner_start"]
@@ -435,6 +517,7 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         end_guest = steps.get("end", {}).get("end", lab_rxe["end"]) + to_uptime
         shutdown = (total_host - offset - end_guest) if total_host is not None else 0.0
         figures["cold_start"] = {
+            "run": lab_rxe["name"],
             "first_test_s": first_host,
             "host_until_kernel_s": offset,
             "kernel_boot_to_runner_s": runner,
@@ -450,21 +533,23 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         )
         lab_end = steps.get("lab-siw0", lab_rxe)["end"] + to_uptime
         whole = offset + lab_end + shutdown
-        figures["lab_run_s"] = whole
-        say(
-            f"    the whole lab run (as `pytest-rdma lab`: boot, rxe0, siw0, power off): {whole:.1f} s "
-            f"(host start to the end of the siw0 run, plus the VM's power-off of {shutdown:.1f} s)"
-        )
+        if "lab-siw0" in steps:
+            figures["lab_run_s"] = whole
+            say(
+                f"    the whole lab run (as `pytest-rdma lab`: boot, rxe0, siw0, power off): {whole:.1f} s "
+                f"(host start to the end of the siw0 run, plus the VM's power-off of {shutdown:.1f} s)"
+            )
         for dev in ("rxe0", "siw0"):
             step = steps.get(f"lab-{dev}")
             if step:
                 ph = phases(step)
                 tests, outcomes = tests_of(step)
                 figures[f"lab_{dev}"] = {**ph, "tests": tests, "outcomes": outcomes}
+                figures["checks"][dev] = tests
                 say(
                     f"    {dev}: pytest run {ph['wall']:.1f} s: start to first test {ph.get('to_first_test', 0):.1f}"
                     f" s, checks {ph.get('checks', 0):.1f} s, after the last {ph.get('after_last_test', 0):.1f} s; "
-                    f"{tests} checks {outcomes}"
+                    f"{tests} checks {outcomes}  {_goal(ph['wall'], 'device_run_s')}"
                 )
 
     # (4) scaling
@@ -492,19 +577,6 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
     profile_dir = results / "profile"
     if (profile_dir / "bare.prof").exists() and (profile_dir / "checks.prof").exists():
         say("\n(5) Profiles (cProfile; slower than the timed runs; files in profile/)")
-        bare_calls = verb_calls(profile_dir / "bare.prof")
-        pytest_calls = verb_calls(profile_dir / "checks.prof")
-        differ = {
-            name: (bare_calls.get(name, 0), pytest_calls.get(name, 0))
-            for name in sorted(set(bare_calls) | set(pytest_calls))
-            if bare_calls.get(name, 0) != pytest_calls.get(name, 0)
-        }
-        total = sum(bare_calls.values())
-        say(
-            f"    pyverbs method calls: bare {total}, under pytest {sum(pytest_calls.values())}; "
-            + ("identical per method" if not differ else f"differ (bare, pytest): {differ}")
-        )
-        figures["verb_calls"] = {"bare": bare_calls, "pytest": pytest_calls}
         for name in ("bare", "checks"):
             areas = where_time_goes(profile_dir / f"{name}.prof")
             figures[f"profile_{name}"] = areas
@@ -515,15 +587,16 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
                     f"{area} {seconds:.2f} s ({seconds / whole:.0%})" for area, seconds in list(areas.items())[:8]
                 )
             )
-        say("    top functions under pytest (own time):")
-        out.extend("      " + line for line in top_functions(profile_dir / "checks.prof"))
+        checks = tests_of(steps["profile-checks"])[0] if "profile-checks" in steps else 0
+        say(f"    top functions under pytest (own time; per check over its {checks} checks):")
+        out.extend("      " + line for line in top_functions(profile_dir / "checks.prof", checks))
     return "\n".join(out), figures
 
 
 def busy_steps(steps: dict[str, dict[str, Any]], timing: dict[str, str], busy_at: list[float]) -> list[str]:
     """Steps during which the host saw other VMs (host clock: seconds since the lab started)."""
     first_host = _float(timing.get("first_test_s"))
-    boot, lab_rxe = steps.get("boot"), steps.get("lab-rxe0")
+    boot, lab_rxe = steps.get("boot"), first_run(steps)
     if not busy_at or first_host is None or not boot or not lab_rxe or "pytest" not in lab_rxe:
         return []
     # Guest monotonic time -> host seconds since the lab started, through the first test's mark.
@@ -536,12 +609,12 @@ def busy_steps(steps: dict[str, dict[str, Any]], timing: dict[str, str], busy_at
 
 
 def _same_cases(step: dict[str, Any], bare: dict[str, Any]) -> bool:
-    """The pytest run's checks, as verb[case id], are the bare loop's cases, in the same order."""
+    """The pytest run's checks, by stable id (test_<verb>[<case id>]), are the bare loop's, in order."""
     ids = []
     for nodeid in step.get("pytest", {}).get("nodeids", []):
         function, _, params = nodeid.split("::")[-1].partition("[")
         device, _, case = params[:-1].partition("-")
-        ids.append(f"{function.removeprefix('test_')}[{case}]")
+        ids.append(f"{function}[{case}]")  # the record's stable_id, as the bare loop gives it
     return bool(ids) and ids == bare.get("ids")
 
 
@@ -558,6 +631,126 @@ def _goal(value: float, goal: str, at_least: bool = False) -> str:
     return f"[goal {'>=' if at_least else '<='} {target:g}: {'met' if met else 'MISSED'}]"
 
 
+# -- the README's table -------------------------------------------------------------------------
+def _verdict(value: float | None, goal: str, at_least: bool = False) -> str:
+    if value is None:
+        return "not measured"
+    target = GOALS[goal]
+    return "met" if (value >= target if at_least else value <= target) else "missed"
+
+
+def machine_note(figures: dict[str, Any]) -> str:
+    """The machine's load while measuring, in words (pure)."""
+    machine = figures.get("machine", {})
+    before, during = machine.get("before", {}), machine.get("during", {})
+    load = before.get("loadavg_when_starting") or [float("nan")]
+    text = f"{machine.get('cpus', '?')} host cores; load {load[0]:.2f} at the start"
+    if before.get("waited_s"):
+        text += f" after waiting {before['waited_s']:.0f} s for other VMs"
+    if before.get("vms_when_starting"):
+        text += f"; {before['vms_when_starting']} other VM(s) still running at the start"
+    if during.get("max_other_vms"):
+        text += (
+            f"; other VMs ran in {during['share_busy']:.0%} of the samples during the run "
+            f"(up to {during['max_other_vms']} at once)"
+        )
+    else:
+        text += "; no other VM during the run"
+    busy = machine.get("busy_steps") or []
+    if busy:
+        text += f"; steps that overlapped them: {', '.join(busy)}"
+    return text
+
+
+def readme_table(figures: dict[str, Any]) -> str:
+    """The README's performance table, from benchmark.json's figures only (pure)."""
+    rows = ["| what | measured | goal |", "|---|---|---|"]
+    overhead = figures.get("overhead")
+    if overhead:
+        runs = overhead["runs"]
+        best_wall = min(ph["wall"] for ph, _, _ in runs)
+        best_checks = min(ph.get("checks", float("inf")) for ph, _, _ in runs)
+        best_bare, best_loop = min(w for _, w, _ in runs), min(loop for _, _, loop in runs)
+        tests = overhead.get("tests") or 0
+        per = (
+            f" (bare {best_loop / tests * 1000:.1f} ms per check; under pytest {best_checks / tests * 1000:.1f} ms)"
+            if tests
+            else ""
+        )
+        calls = overhead.get("same_calls") or {}
+        rows.append(
+            f"| overhead, end to end ({tests} checks) | {best_wall:.2f} s / {best_bare:.2f} s = "
+            f"**{overhead['end_to_end']:.2f}×** | ≤ {GOALS['overhead']:g}× — "
+            f"{_verdict(overhead['end_to_end'], 'overhead')} |"
+        )
+        rows.append(
+            f"| overhead, checks only | {best_checks:.2f} s / {best_loop:.2f} s = "
+            f"**{overhead['checks_vs_loop']:.2f}×**{per} | ≤ {GOALS['overhead']:g}× — "
+            f"{_verdict(overhead['checks_vs_loop'], 'overhead')} |"
+        )
+        variants = [
+            overhead[name]
+            for name in ("checks-noreports", "checks-noreports-noguards")
+            if name in overhead and "checks" in overhead[name]
+        ]
+        if len(variants) == 2:
+            rows.append(
+                "| the same without reporters / without reporters and guards | "
+                + " / ".join(f"{v['wall'] / best_bare:.2f}×" for v in variants)
+                + " end to end ("
+                + " / ".join(f"{v['checks'] / best_loop:.2f}×" for v in variants)
+                + " checks only) | |"
+            )
+        if calls:
+            rows.append(
+                f"| same verb calls on both sides (call records) | "
+                f"{'yes' if calls.get('identical') else 'NO'}: {calls['calls'][0]} calls bare, "
+                f"{calls['calls'][1]} under pytest | |"
+            )
+    xdist = figures.get("xdist")
+    if xdist:
+        n0, n2 = xdist["n0"], xdist["n2"]
+        alone = (
+            f" (the checks alone {n0['checks']:.1f} s → {n2['checks']:.1f} s = {n0['checks'] / n2['checks']:.2f}×)"
+            if "checks" in n0 and "checks" in n2
+            else ""
+        )
+        rows.append(
+            f"| xdist, {xdist.get('scope', 'whole suite')} on rxe0 ({xdist['tests'][0]} checks) | "
+            f"`-n 0` {n0['wall']:.1f} s, `-n 2` {n2['wall']:.1f} s: "
+            f"**{xdist['speedup']:.2f}×**{alone} | ≥ {GOALS['speedup']:g}× — "
+            f"{_verdict(xdist['speedup'], 'speedup', True)} |"
+        )
+    cold = figures.get("cold_start")
+    if cold:
+        rows.append(
+            f"| cold start to first test ({cold.get('run', 'lab-rxe0')}) | **{cold['first_test_s']:.1f} s** = "
+            f"{cold['host_until_kernel_s']:.1f} s host"
+            f" + {cold['kernel_boot_to_runner_s']:.1f} s kernel and init + {cold['device_setup_s']:.1f} s creating"
+            f" the devices + {cold['pytest_start_to_first_test_s']:.1f} s pytest start to first check | "
+            f"≤ {GOALS['cold_start_s']:g} s — {_verdict(cold['first_test_s'], 'cold_start_s')} |"
+        )
+    for dev in ("rxe0", "siw0"):
+        run = figures.get(f"lab_{dev}")
+        if run:
+            rows.append(
+                f"| lab run, whole catalogue on {dev} ({run['tests']} checks) | **{run['wall']:.1f} s** "
+                f"({run.get('checks', 0):.1f} s of checks) | ≤ {GOALS['device_run_s']:g} s — "
+                f"{_verdict(run['wall'], 'device_run_s')} |"
+            )
+    if "lab_run_s" in figures:
+        rows.append(f"| whole lab run (boot, rxe0, siw0, power off) | {figures['lab_run_s']:.1f} s | |")
+    scaling = [row for row in figures.get("scaling", []) if "wall" in row]
+    if len(scaling) >= 2 and scaling[0]["tests"] == 0 and scaling[-1]["tests"]:
+        slope = (scaling[-1]["wall"] - scaling[0]["wall"]) / scaling[-1]["tests"]
+        rows.append(
+            "| run time vs checks | "
+            + " / ".join(f"{row['tests']} checks {row['wall']:.1f} s" for row in scaling)
+            + f": {scaling[0]['wall']:.1f} s fixed + {slope * 1000:.0f} ms per check | |"
+        )
+    return "\n".join(rows) + f"\n\nMachine: {machine_note(figures)}.\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="pytest-rdma's overhead, xdist speedup, cold start and scaling, measured in one lab VM boot"
@@ -566,9 +759,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, metavar="N", help="pytest/bare pairs (default 2)")
     parser.add_argument("--no-profile", action="store_true", help="skip the cProfile runs")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for other VMs to finish")
+    parser.add_argument("--no-scaling", action="store_true", help="skip the runs limited to 0, 1, 2 QP types")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="only the overhead pair, the profiles and the same checks with -n 2 (no lab runs, no whole suite)",
+    )
     parser.add_argument("--report-only", action="store_true", help="print the report of an earlier run")
+    parser.add_argument("--table", action="store_true", help="print the README's table from DIR/benchmark.json")
     options = parser.parse_args(argv)
     results = options.results.resolve()
+    if options.table:
+        print(readme_table(json.loads((results / "benchmark.json").read_text())), end="")
+        return 0
     os.chdir(REPO)  # the VM runs `python -m benchmarks.lab_guest` from the lab's working directory
     state = results / "bench-machine.json"
     if options.report_only:
@@ -589,14 +792,18 @@ def main(argv: list[str] | None = None) -> int:
     results.mkdir(parents=True, exist_ok=True)
     (results / "bench-steps.jsonl").unlink(missing_ok=True)
     # The VM cannot write bytecode caches (its root is read-only); the lab compiles its own package.
-    vm.precompile([REPO / "benchmarks", SUITES])
+    vm.precompile([REPO / "benchmarks", SUITE])
     watch = BusyWatch(str(results))
     watch.start()
     request = lab.LabRequest(
         devices=["rxe0", "siw0"],
         results=results,
         guest="benchmarks.lab_guest",
-        plan_extra={"steps": plan_steps(results, options.repeat, not options.no_profile)},
+        plan_extra={
+            "steps": quick_steps(results, not options.no_profile)
+            if options.quick
+            else plan_steps(results, options.repeat, not options.no_profile, not options.no_scaling)
+        },
     )
     code = lab.run(request)
     watch.stop.set()
