@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_rdma.lab import LabRequest
-from pytest_rdma.lab import run as lab_run
-
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "unit"))  # the wheel's build, as the wheel's own test makes it
+
+from test_wheel import build_wheel  # noqa: E402
+
+from pytest_rdma.lab import LabRequest  # noqa: E402
+from pytest_rdma.lab import run as lab_run  # noqa: E402
+
 GOLDEN_IDS = REPO / "tests" / "unit" / "data" / "case_ids.txt"
-NOT_SOURCE = shutil.ignore_patterns(".venv", ".git", "results", "__pycache__", "build", "*.egg-info", "node_modules")
 SLICE = "ibv_alloc_pd or ibv_query_port"
 
 
@@ -38,23 +40,7 @@ def run(argv: list[str]) -> None:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with the wheel installed from the package index; its Python."""
-    scratch = tmp_path_factory.mktemp("wheel")
-    shutil.copytree(REPO, scratch / "src", ignore=NOT_SOURCE)
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(scratch),
-            str(scratch / "src"),
-        ]
-    )
-    (wheel,) = scratch.glob("pytest_rdma-*.whl")
+    wheel = build_wheel(tmp_path_factory.mktemp("wheel"))
     shared = tmp_path_factory.mktemp("lab")
     # The distro's Python, as the bootstrap uses: the venv must not see this one's site-packages.
     run(["/usr/bin/python3", "-m", "venv", str(shared / "venv")])

@@ -22,9 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 NOT_SOURCE = shutil.ignore_patterns(".venv", ".git", "results", "__pycache__", "build", "*.egg-info", "node_modules")
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
-    scratch = tmp_path_factory.mktemp("wheel")
+def build_wheel(scratch: Path) -> Path:
+    """The wheel of a copy of this checkout (the build writes its own files beside the source), in scratch."""
     source = scratch / "src"
     shutil.copytree(REPO, source, ignore=NOT_SOURCE)
     built = subprocess.run(
@@ -46,7 +45,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     )
     assert built.returncode == 0, built.stderr
     (path,) = scratch.glob("pytest_rdma-*.whl")
-    return zipfile.ZipFile(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    return zipfile.ZipFile(build_wheel(tmp_path_factory.mktemp("wheel")))
 
 
 def shipped(tree: Path, pattern: str, into: str) -> set[str]:
