@@ -5507,6 +5507,18 @@ ibv_get_async_event = Verb(
         produces=(Resource("async_event"),),
         destroyed_by="ibv_ack_async_event",
     ),
+    claims=(
+        Claim(
+            "cq-overrun-reported",
+            "cq-overrun",
+            "a CQ that more completions reach than it holds, none of them polled, is reported as IBV_EVENT_CQ_ERR "
+            "naming that CQ",
+            "DESCRIPTION",
+            over={"qp_type": (_RC,)},
+            variant="{qp_type}-rdma-writes-one-past-the-cq",
+            params={"opcode": "IBV_WR_RDMA_WRITE"},
+        ),
+    ),
     undefined=(
         "calling with a closed context",
         "destroying an object whose events were obtained but not acknowledged, from the only thread "

@@ -14,29 +14,18 @@ many receives the data path consumed after the arming.
 
 from __future__ import annotations
 
-import select
-import time
-
-from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_value
 from pytest_rdma.catalogue.model import Need
-from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import QUIET, RECV_ID, SEND_ID, Scenario
+from pytest_rdma.kinds.events import take_async_event
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT
 
 LIMIT_REACHED = "IBV_EVENT_SRQ_LIMIT_REACHED"
 MESSAGE = 16
-# The member of ibv_async_event.element an event's type selects (ibv_get_async_event(3)); the
-# acknowledgement hands the same member back.
-_ELEMENT = {"CQ": "cq", "SRQ": "srq", "WQ": "wq", "QP": "qp", "PATH": "qp", "COMM": "qp", "SQ": "qp"}
-
-
-def _event_name(value: int) -> str:
-    return {v: k for k, v in ENUMS["ibv_event_type"].items()}.get(value, str(value))
 
 
 class Watermark:
@@ -79,34 +68,8 @@ class Watermark:
         self.last = self.check.calls.log[-1]
 
     def limit_event(self, wait: float) -> Call | None:
-        """The SRQ's limit event if it comes within `wait` seconds; every event taken is acknowledged at
-        once (an unacknowledged event would make the SRQ's destroy wait forever)."""
-        fd = int(read_object(self.context)["async_fd"])
-        deadline = time.monotonic() + wait
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return None
-            got = self.check.calls.invoke("ibv_get_async_event", {"context": self.context})
-            if not got.ok:
-                raise self.check.failure(
-                    got, "ibv_get_async_event returns the pending event", ref="ibv_get_async_event(3) RETURN VALUE"
-                )
-            event = got.outs["event"]
-            name = _event_name(int(event["event_type"]))
-            member = next((m for prefix, m in _ELEMENT.items() if name.startswith(f"IBV_EVENT_{prefix}")), "port_num")
-            element = event["element"][member]
-            self.check.calls.invoke(
-                "ibv_ack_async_event",
-                {
-                    "event": {
-                        "event_type": name,
-                        f"element.{member}": self.srq if element == self.srq.address else element,
-                    }
-                },
-            )
-            if name == LIMIT_REACHED and element == self.srq.address:
-                return got
+        """The SRQ's limit event if it comes within `wait` seconds (every event taken is acknowledged)."""
+        return take_async_event(self.check, self.context, LIMIT_REACHED, self.srq, wait)
 
 
 @kind("srq-limit")

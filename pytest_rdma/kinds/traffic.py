@@ -73,12 +73,14 @@ class Traffic:
         send_ops_flags: str | None = None,
         cq_wc_flags: str | None = None,
         srq: Handle | None = None,
+        send_cqe: int | None = None,
     ) -> Pair:
         """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
 
         With `send_ops_flags` the sender is made by ibv_create_qp_ex asking for those WR types (for the
         ibv_wr_* API); with `cq_wc_flags` both CQs are extended CQs (ibv_create_cq_ex) reporting those fields.
-        With `srq`, the receiver takes its receives from that shared receive queue.
+        With `srq`, the receiver takes its receives from that shared receive queue; `send_cqe` asks
+        for the sender's CQ to hold that many completions (a CQ to overrun).
         """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
@@ -87,6 +89,8 @@ class Traffic:
         channel = check.resource(Need("comp_channel")) if recv_channel else None
         for role in ("send", "recv"):
             spec: dict[str, Any] = {"channel": channel} if role == "recv" and channel is not None else {}
+            if role == "send" and send_cqe is not None:
+                spec["cqe"] = send_cqe
             if cq_wc_flags:
                 spec = {f"cq_attr.{k}": v for k, v in spec.items()}
                 cqxs[role] = check.resource(

@@ -31,7 +31,10 @@ def by_device(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[st
 
 
 def count_line(device: str, group: Sequence[Mapping[str, Any]]) -> str:
-    driver = next((r.get("driver") for r in group if r.get("driver")), "") or "?"
+    driver = next((r.get("driver") for r in group if r.get("driver")), "")
+    if not driver:  # checks of an API family no provider here implements (DET): blocked, not a device's
+        families = sorted({str(r.get("family") or "?") for r in group})
+        driver = f"{', '.join(families)}: no provider here"
     counts = {outcome: sum(1 for r in group if r["outcome"] == outcome) for outcome in COUNTED}
     shown = ", ".join(f"{n} {outcome}" for outcome, n in counts.items() if n or outcome in (CONFORMS, DEVIATES))
     above = sum(1 for r in group if r.get("decided_by") not in ("", "provider", None) and r["outcome"] in EXERCISED)

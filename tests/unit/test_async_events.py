@@ -1,22 +1,20 @@
-"""The srq-limit kind's pieces that need no device: event names and the element each event names."""
+"""The async-event kinds' pieces that need no device: event names and the element each event names."""
 
 from __future__ import annotations
 
 from pytest_rdma.ibv.enums import ENUMS
-from pytest_rdma.kinds import srq
+from pytest_rdma.kinds import events, srq
 from pytest_rdma.kinds.load import KINDS
 
 
-def _member(name: str) -> str:
-    return next((m for prefix, m in srq._ELEMENT.items() if name.startswith(f"IBV_EVENT_{prefix}")), "port_num")
-
-
-def test_srq_limit_kind_is_registered() -> None:
+def test_the_event_kinds_are_registered() -> None:
     assert KINDS["srq-limit"].run is srq.srq_limit
+    assert KINDS["cq-overrun"].run is events.cq_overrun
 
 
 def test_event_names_read_back() -> None:
-    assert srq._event_name(ENUMS["ibv_event_type"][srq.LIMIT_REACHED]) == srq.LIMIT_REACHED
+    for name in (srq.LIMIT_REACHED, events.CQ_ERR):
+        assert events.event_name(ENUMS["ibv_event_type"][name]) == name
 
 
 def test_each_event_is_acknowledged_with_the_element_its_type_selects() -> None:
@@ -38,4 +36,4 @@ def test_each_event_is_acknowledged_with_the_element_its_type_selects() -> None:
     }
     for name, member in expected.items():
         assert name in ENUMS["ibv_event_type"], name
-        assert _member(name) == member, name
+        assert events.element_member(name) == member, name
