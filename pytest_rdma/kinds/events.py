@@ -41,8 +41,14 @@ def element_member(name: str) -> str:
     return next((m for prefix, m in _ELEMENT.items() if name.startswith(f"IBV_EVENT_{prefix}")), "port_num")
 
 
-def take_async_event(check: Check, context: Handle, wanted: str, subject: Handle, wait: float) -> Call | None:
-    """The ibv_get_async_event call that took an event `wanted` naming `subject`, if one comes within `wait` s."""
+def take_async_event(
+    check: Check, context: Handle, wanted: str, subject: Handle, wait: float, seen: list[str] | None = None
+) -> Call | None:
+    """The ibv_get_async_event call that took an event `wanted` naming `subject`, if one comes within `wait` s.
+
+    Every other event taken meanwhile is named in `seen`: "no event at all" and "other events" are
+    different observations (a C reproducer can judge only the first by the async fd alone).
+    """
     fd = int(read_object(context)["async_fd"])
     deadline = time.monotonic() + wait
     while True:
@@ -64,6 +70,8 @@ def take_async_event(check: Check, context: Handle, wanted: str, subject: Handle
         )
         if name == wanted and element == subject.address:
             return got
+        if seen is not None:
+            seen.append(name if element == subject.address else f"{name} (another object)")
 
 
 @kind("cq-overrun")
@@ -82,11 +90,12 @@ def cq_overrun(check: Check) -> None:
     if not posted.ok:
         raise check.failure(posted, f"{count} signalled RDMA WRITEs are posted", ref="ibv_post_send(3) RETURN VALUE")
     context = check.resource(Need("context"))
-    if take_async_event(check, context, CQ_ERR, cq, TIMEOUT) is None:
+    seen: list[str] = []
+    if take_async_event(check, context, CQ_ERR, cq, TIMEOUT, seen) is None:
         raise check.deviation(
             f"{CQ_ERR} naming the CQ once {count} completions reach a CQ that holds {holds}",
-            f"no such event within {TIMEOUT:.0f} s",
-            {"async_event": "none"},
+            f"no such event within {TIMEOUT:.0f} s" + (f"; events that came: {', '.join(seen)}" if seen else ""),
+            {"async_events": ", ".join(seen)} if seen else {"async_event": "none"},
             posted,
             ref="ibv_get_async_event(3) DESCRIPTION",
         )

@@ -67,9 +67,9 @@ class Watermark:
             self.sent += 1
         self.last = self.check.calls.log[-1]
 
-    def limit_event(self, wait: float) -> Call | None:
+    def limit_event(self, wait: float, seen: list[str] | None = None) -> Call | None:
         """The SRQ's limit event if it comes within `wait` seconds (every event taken is acknowledged)."""
-        return take_async_event(self.check, self.context, LIMIT_REACHED, self.srq, wait)
+        return take_async_event(self.check, self.context, LIMIT_REACHED, self.srq, wait, seen)
 
 
 @kind("srq-limit")
@@ -94,12 +94,13 @@ def srq_limit(check: Check) -> None:
             )
         return
     w.consume(posted - limit + 1)
-    if w.limit_event(TIMEOUT) is None:
+    seen: list[str] = []
+    if w.limit_event(TIMEOUT, seen) is None:
         assert w.last is not None
         raise check.deviation(
             f"{LIMIT_REACHED} on the context's async fd once fewer than {limit} receives are outstanding",
             f"no such event within {TIMEOUT:.0f} s of the SRQ dropping to {posted - w.sent} receives",
-            {"async_event": "none", "outstanding": posted - w.sent},
+            {"async_events": ", ".join(seen)} if seen else {"async_event": "none", "outstanding": posted - w.sent},
             w.last,
             ref="ibv_modify_srq(3) NOTES",
         )

@@ -19,6 +19,7 @@ from pytest_rdma.expectations import Expectations, Waiver
 from pytest_rdma.outcomes import DEVIATES, WAIVED, Deviation
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm import confirm
+from pytest_rdma.report.junit import finding_properties
 from pytest_rdma.report.record import REPORT_KEY, case_of, classify, evidence, is_rdma_item, item_info
 from pytest_rdma.running import RUN
 from pytest_rdma.settings import Settings
@@ -83,6 +84,9 @@ class Recorder:
                 if self.settings.confirm:
                     c_file = self.settings.reproducers / phase["reproducer"]["c"]
                     phase["reproducer"]["confirmed"] = confirm(c_file)
+        if self.settings.pytest_junit and report.when == "teardown":
+            # The guards' findings in pytest's own --junitxml too (the teardown report carries them).
+            report.user_properties.extend((f"rdma.{key}", text) for key, text in finding_properties(phase))
         report.__dict__[REPORT_KEY] = {"info": info, "phase": phase}
 
 

@@ -26,6 +26,7 @@ import pytest
 
 from pytest_rdma.cli import main as cli_main
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.report.record import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 K = 5  # finished checks before the interruption
@@ -99,7 +100,7 @@ def reported(output: str) -> list[str]:
 def assert_valid_lines(out: Path) -> list[dict[str, Any]]:
     raw = (out / "results.jsonl").read_text().splitlines()
     entries = [json.loads(line) for line in raw]  # every line whole and valid, the last one too
-    assert entries[0]["type"] == "session" and entries[0]["schema_version"] == 1
+    assert entries[0]["type"] == "session" and entries[0]["schema_version"] == SCHEMA_VERSION
     results = entries[1:]
     assert all(entry["type"] == "result" and entry["outcome"] in OUTCOMES for entry in results)
     assert len({entry["nodeid"] for entry in results}) == len(results), "each check once"

@@ -197,9 +197,9 @@ def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pyte
     assert records["test_makes_the_kernel_warn"]["outcome"] == "error"
     assert records["test_quiet_before"]["kernel_log"] is None and records["test_quiet_after"]["kernel_log"] is None
     props = junit_properties(pytester.path / "junit.xml")
-    assert nonce in props["test_makes_the_kernel_warn"]["kernel_log"]
-    assert props["test_makes_the_kernel_warn"]["driver"] in ("rxe", "siw")
-    assert "kernel_log" not in props["test_quiet_before"] and "kernel_log" not in props["test_quiet_after"]
+    assert nonce in props["test_makes_the_kernel_warn"]["rdma.kernel_log"]
+    assert props["test_makes_the_kernel_warn"]["rdma.driver"] in ("rxe", "siw")
+    assert "rdma.kernel_log" not in props["test_quiet_before"] and "rdma.kernel_log" not in props["test_quiet_after"]
 
 
 CRASH_TEST = """
@@ -338,8 +338,8 @@ def test_leak_is_in_the_json_record_and_junit(pytester: pytest.Pytester, device:
     assert records["test_keeps_a_pd"]["outcome"] == "conforms"
     assert records["test_clean_first"]["leak"] is None and records["test_clean_after"]["leak"] is None
     props = junit_properties(pytester.path / "junit.xml")
-    assert props["test_keeps_a_pd"]["leak"] == f"{device}: +1 pd"
-    assert "leak" not in props["test_clean_first"] and "leak" not in props["test_clean_after"]
+    assert props["test_keeps_a_pd"]["rdma.leak"] == f"{device}: +1 pd"
+    assert "rdma.leak" not in props["test_clean_first"] and "rdma.leak" not in props["test_clean_after"]
 
 
 def junit_properties(path: Path) -> dict[str, dict[str, str]]:
