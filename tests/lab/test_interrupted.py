@@ -125,7 +125,8 @@ def test_ctrl_c_keeps_every_finished_check(tmp_path: Path, device: str) -> None:
     # JUnit, what a CI engineer reads: the finished checks, each named, with its driver; nothing else.
     suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
     assert suite is not None
-    cases = list(suite.iter("testcase"))
+    # pytest itself leaves an empty <testcase time="0.000"/> for the check Ctrl-C cut short: not a result.
+    cases = [case for case in suite.iter("testcase") if case.get("name") is not None]
     assert [f"{c.get('classname', '').replace('.', '/')}.py::{c.get('name')}" for c in cases] == finished
     assert suite.get("tests") == str(len(finished))
     assert all(any(p.get("name") == "rdma.driver" for p in case.iter("property")) for case in cases)
