@@ -56,6 +56,8 @@ class Item:
 class VerbCoverage:
     verb: Verb
     items: list[Item]
+    # device -> outcome -> checks, from the runs given with --results (empty without them)
+    outcomes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def missing(self) -> list[Item]:
@@ -131,7 +133,7 @@ def load_results(path: Path) -> dict[str, list[str]]:
             message = (found.get("message") or "") if found is not None else ""
             if message and message != outcome:
                 shown = message if message.startswith(f"{outcome}:") else f"{outcome}: {message}"
-            where = f"{props['device']}: " if props.get("device") else ""
+            where = f"{props.get('device') or 'no device'}: "
             outcomes.setdefault(props["stable_id"], []).append(where + shown)
             continue
         name = case.get("name", "")
@@ -191,10 +193,17 @@ def verb_coverage(
 
     blocker = family_blocker(verb.family)
     checks: dict[str, list[str]] = {claim.id: [] for claim in verb.claims}
+    outcomes: dict[str, dict[str, int]] = {}
     for case in expand(verb):
         node = case.stable_id
         extra = _outcomes_of(node, results) if results is not None else []
         checks.setdefault(case.claim, []).append(node + (f"  ({'; '.join(extra)})" if extra else ""))
+        for shown in extra:
+            device, _, rest = shown.partition(": ")
+            if rest:  # pytest-rdma's own JUnit names the device; pytest's --junitxml does not
+                outcome = rest.split(":", 1)[0].lower()
+                counts = outcomes.setdefault(device, {})
+                counts[outcome] = counts.get(outcome, 0) + 1
     items: list[Item] = []
     claims = {claim.id: claim for claim in verb.claims}
 
@@ -246,7 +255,7 @@ def verb_coverage(
             elif blocker:
                 item.reasons.append(f"blocked: {blocker}")
         items.append(item)
-    return VerbCoverage(verb, items)
+    return VerbCoverage(verb, items, outcomes)
 
 
 def coverage(
@@ -296,9 +305,18 @@ def _render_text(report: list[VerbCoverage]) -> str:
             lines += [f"      {reason}" for reason in item.reasons]
             if item.problem:
                 lines.append(f"      !! {item.problem}")
+        if entry.outcomes:
+            lines.append(f"  outcomes: {_counts_text(entry.outcomes)}")
         lines.append("")
     lines.append(_summary(report))
     return "\n".join(lines) + "\n"
+
+
+def _counts_text(outcomes: dict[str, dict[str, int]]) -> str:
+    return "; ".join(
+        f"{device}: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+        for device, counts in sorted(outcomes.items())
+    )
 
 
 def _cell(text: str) -> str:
@@ -318,6 +336,8 @@ def _render_markdown(report: list[VerbCoverage]) -> str:
             status = "; ".join(item.reasons) if item.accounted else f"**NOT ACCOUNTED**: {item.problem}"
             status = status or "covered"
             lines.append(f"| {item.what} | {_cell(item.text)} | {_cell(checks)} | {_cell(status)} |")
+        if entry.outcomes:
+            lines += [f"Outcomes: {_counts_text(entry.outcomes)}", ""]
         lines.append("")
     lines.append(_summary(report))
     return "\n".join(lines) + "\n"
@@ -331,6 +351,14 @@ def _summary(report: list[VerbCoverage]) -> str:
         f"{len(report)} verb(s), {sum(i.what.startswith('error') for i in items)} error(s), "
         f"{sum(i.what.startswith('claim') for i in items)} claim(s), {len(checks)} check(s); "
         f"{len(missing)} not accounted for"
+    )
+    totals: dict[str, dict[str, int]] = {}
+    for entry in report:
+        for device, counts in entry.outcomes.items():
+            for outcome, n in counts.items():
+                totals.setdefault(device, {})[outcome] = totals.setdefault(device, {}).get(outcome, 0) + n
+    text += "".join(
+        f"\n{device}: {_counts_text({device: totals[device]}).split(': ', 1)[1]}" for device in sorted(totals)
     )
     return text + ("".join(f"\n  NOT ACCOUNTED: {m}" for m in missing) if missing else "")
 
@@ -363,9 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--format", choices=("text", "markdown"), default="text", dest="fmt")
     parser.add_argument(
         "--results",
+        action="append",
         metavar="FILE",
         type=Path,
-        help="JUnit XML of a run on a provider (--rdma-junit, or pytest --junitxml): show each outcome",
+        help="JUnit XML of a run on a provider (--rdma-junit, or pytest --junitxml): show each outcome and "
+        "count them per device; repeatable (one file per device)",
     )
     parser.add_argument(
         "--man-dir",
@@ -386,7 +416,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unknown verb {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         verbs = tuple(verb for verb in CATALOGUE if verb.name in args.verb)
     try:
-        results = read_junit(args.results) if args.results else None
+        results: dict[str, list[str]] | None = None
+        for path in args.results or ():
+            results = results or {}
+            for check, outcomes in read_junit(path).items():
+                results.setdefault(check, []).extend(outcomes)
     except InputError as exc:
         return fail(parser.prog, exc)
     report = coverage(verbs, (*MAN_DIRS_DEFAULT, *args.man_dir), results, catalogue=CATALOGUE)
