@@ -5,7 +5,6 @@ Running the conformance suite itself needs no command of ours: `pytest --rdma-de
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pytest_rdma.command_line import Parser, fail, version
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
+def split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
     """Everything after `--` goes to pytest untouched."""
     if "--" in argv:
         index = argv.index("--")
@@ -31,7 +30,7 @@ LAB_DESCRIPTION = (
 )
 
 
-def _lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
+def lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
     parser = Parser(prog=prog, description=description)
     parser.add_argument(
         "--dev",
@@ -100,8 +99,8 @@ def _has_path_arg(args: list[str]) -> bool:
 
 
 def cmd_lab(argv: list[str]) -> int:
-    own, passthrough = _split_passthrough(argv)
-    options = _lab_parser("pytest-rdma lab").parse_args(own)
+    own, passthrough = split_passthrough(argv)
+    options = lab_parser("pytest-rdma lab").parse_args(own)
     # Without a test path, the plugin runs its packaged suite on the devices the lab names.
     pytest_args = passthrough
     request = lab.LabRequest(
@@ -121,74 +120,10 @@ def cmd_lab(argv: list[str]) -> int:
     return code
 
 
-# The Allure HTML test builds a report (Allure 3 from npm, run by node) and opens it in a headless
-# browser; the fresh-machine test makes its machine with debootstrap. Programs, not packages: one
-# already on PATH is kept, whatever installed it.
-SELFTEST_EXECUTABLES = ("chromium", "node", "npm", "debootstrap")
-SELFTEST_DESCRIPTION = (
-    "Run all of pytest-rdma's own tests: on the host (tests/unit), in the lab VM on rxe0 and siw0 "
-    "(tests/lab), the lab command's own tests on the host (tests/host_lab), then the README's first "
-    "command on a fresh Debian 12 machine made with debootstrap (tests/fresh, 7 to 11 minutes on 2 cores; "
-    "--no-fresh skips it). Arguments after -- go to pytest, except on the fresh machine."
-)
-
-
-def _pytest(directory: str, args: list[str], env: dict[str, str] | None = None) -> int:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(REPO / "tests" / directory), *args],
-        cwd=REPO,
-        check=False,
-        env=env,
-    ).returncode
-
-
 def cmd_selftest(argv: list[str]) -> int:
-    """All of the project's tests: host unit tests, the core's tests in the lab on rxe0 and siw0, the lab
-    command's own tests, then the README's first command on a machine that has nothing installed."""
-    own, passthrough = _split_passthrough(argv)
-    parser = _lab_parser("pytest-rdma selftest", SELFTEST_DESCRIPTION)
-    parser.add_argument(
-        "--no-fresh",
-        action="store_true",
-        help="skip the fresh Debian 12 machine (the step that proves the lab's install steps)",
-    )
-    options = parser.parse_args(own)
-    steps = 3 if options.no_fresh else 4
-    if not options.no_install:
-        from pytest_rdma.lab import prereqs
+    from pytest_rdma.selftest import main as selftest_main
 
-        wanted = tuple(name for name in SELFTEST_EXECUTABLES if name != "debootstrap" or not options.no_fresh)
-        prereqs.apt_install(prereqs.packages_for_missing(wanted))
-    print(f"selftest: 1/{steps} host tests (tests/unit)", flush=True)
-    codes = {"host tests": _pytest("unit", passthrough)}
-    print(f"selftest: 2/{steps} lab tests (tests/lab) on rxe0 and siw0", flush=True)
-    request = lab.LabRequest(
-        devices=options.devices or list(lab.DEFAULT_DEVICES),
-        pytest_args=[str(REPO / "tests" / "lab"), *passthrough],
-        results=options.results / "selftest",
-        cache=options.cache,
-        install=not options.no_install,
-        per_device=False,
-        timeout=options.timeout,
-    )
-    codes["lab tests"] = lab.run(request)
-    # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
-    # after the in-VM tests so that only one VM of the self-test runs at a time.
-    print(f"selftest: 3/{steps} host-side lab tests (tests/host_lab): one more VM boot", flush=True)
-    codes["host-side lab tests"] = _pytest(
-        "host_lab", passthrough, env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))
-    )
-    if not options.no_fresh:
-        # Last, and alone: CI's machine has what the lab may forget to install; this machine has
-        # nothing (tests/fresh/). pytest's arguments are for the other steps: its slice is its own.
-        print(
-            f"selftest: 4/{steps} fresh Debian 12 machine (tests/fresh): the README's first command on a "
-            f"debootstrap root, one more VM boot",
-            flush=True,
-        )
-        codes["fresh Debian 12 machine"] = _pytest("fresh", ["-rA"])
-    print("selftest: " + ", ".join(f"{step} exited {code}" for step, code in codes.items()), flush=True)
-    return next((code for code in codes.values() if code), 0)
+    return selftest_main(argv)
 
 
 def cmd_coverage(argv: list[str]) -> int:

@@ -105,9 +105,11 @@ def generated_tests(verbs: Iterable[Verb]) -> dict[str, Callable[..., None]]:
 _active: Catalogue | None = None
 
 
-def activate(catalogue: Catalogue) -> None:
+def activate(catalogue: Catalogue | None) -> Catalogue | None:
+    """Make `catalogue` the active one (None: pytest_rdma.verbs); the one active before, to restore."""
     global _active
-    _active = catalogue
+    before, _active = _active, catalogue
+    return before
 
 
 def active() -> Catalogue:

@@ -101,7 +101,9 @@ def pytest_configure(config: pytest.Config) -> None:
     options = settings.read(config)
     config.stash[settings.SETTINGS] = options
     catalogue = catalogue_of(options)
-    generate.activate(catalogue)
+    before = generate.activate(catalogue)
+    # A session in the same process later (pytester's in-process runs) starts from what was active.
+    config.add_cleanup(lambda: generate.activate(before))
     # `pytest --rdma-dev=rxe0` with no test path (and no testpaths setting): the packaged suite.
     if options.devices and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
         config.args[:] = [str(suite_dir())]

@@ -4872,6 +4872,30 @@ ibv_free_dm = Verb(
     undefined=("freeing twice", "copying to or from freed device memory"),
 )
 
+# Both copies between host and device memory are bounded by the device memory alike (ibv_alloc_dm(3)).
+_DM_COPY_CLAIMS = (
+    Claim(
+        "copies-inside",
+        "succeeds",
+        "a copy inside the device memory returns 0",
+        "DESCRIPTION, RETURN VALUE",
+        over={("where", "dm_offset", "length"): (("start", 0, 64), ("whole", 0, _DM_LENGTH), ("end", 192, 64))},
+        variant="{where}",
+        needs=(_DM,),
+        call={"dm_offset": Var("dm_offset"), "length": Var("length")},
+    ),
+    Claim(
+        "past-the-end",
+        "refused",
+        "a copy running past the end of the device memory fails",
+        "DESCRIPTION",
+        over={("where", "dm_offset", "length"): (("offset-252-length-8", 252, 8), ("length-260", 0, _DM_LENGTH + 4))},
+        variant="{where}",
+        needs=(_DM,),
+        call={"dm_offset": Var("dm_offset"), "length": Var("length")},
+    ),
+)
+
 ibv_memcpy_to_dm = Verb(
     name="ibv_memcpy_to_dm",
     man="ibv_alloc_dm(3)",
@@ -4884,30 +4908,7 @@ ibv_memcpy_to_dm = Verb(
         Param("host_addr", "const void *", default=Buffer(_DM_LENGTH)),
         Param("length", "size_t", default=64),
     ),
-    claims=(
-        Claim(
-            "copies-inside",
-            "succeeds",
-            "a copy inside the device memory returns 0",
-            "DESCRIPTION, RETURN VALUE",
-            over={("where", "dm_offset", "length"): (("start", 0, 64), ("whole", 0, _DM_LENGTH), ("end", 192, 64))},
-            variant="{where}",
-            needs=(_DM,),
-            call={"dm_offset": Var("dm_offset"), "length": Var("length")},
-        ),
-        Claim(
-            "past-the-end",
-            "refused",
-            "a copy running past the end of the device memory fails",
-            "DESCRIPTION",
-            over={
-                ("where", "dm_offset", "length"): (("offset-252-length-8", 252, 8), ("length-260", 0, _DM_LENGTH + 4))
-            },
-            variant="{where}",
-            needs=(_DM,),
-            call={"dm_offset": Var("dm_offset"), "length": Var("length")},
-        ),
-    ),
+    claims=_DM_COPY_CLAIMS,
     contract=Contract(requires=(Resource("dm", role="dm"),)),
 )
 
@@ -4924,28 +4925,7 @@ ibv_memcpy_from_dm = Verb(
         Param("length", "size_t", default=64),
     ),
     claims=(
-        Claim(
-            "copies-inside",
-            "succeeds",
-            "a copy inside the device memory returns 0",
-            "DESCRIPTION, RETURN VALUE",
-            over={("where", "dm_offset", "length"): (("start", 0, 64), ("whole", 0, _DM_LENGTH), ("end", 192, 64))},
-            variant="{where}",
-            needs=(_DM,),
-            call={"dm_offset": Var("dm_offset"), "length": Var("length")},
-        ),
-        Claim(
-            "past-the-end",
-            "refused",
-            "a copy running past the end of the device memory fails",
-            "DESCRIPTION",
-            over={
-                ("where", "dm_offset", "length"): (("offset-252-length-8", 252, 8), ("length-260", 0, _DM_LENGTH + 4))
-            },
-            variant="{where}",
-            needs=(_DM,),
-            call={"dm_offset": Var("dm_offset"), "length": Var("length")},
-        ),
+        *_DM_COPY_CLAIMS,
         Claim(
             "round-trip",
             "untestable",

@@ -10,6 +10,15 @@ What remains is what the check left behind.
 The counts are this process's own objects on the check's device (netlink.process_counts):
 under xdist each worker sees only what it made, and other processes on a shared machine
 are never blamed. Only the check's device is read: the kernel dumps one device at a time.
+
+One read per check, not two, on a run of checks on one device: a check's end counts are the
+next check's start counts, because nothing runs between the two windows that makes or frees
+verbs objects in this process: fixtures are set up and finalized inside some check's setup or
+teardown. A check without a device (whose wider-scoped fixtures may still make objects on one)
+or on another device drops the kept counts, and the next check reads its own start. Every
+VERIFY_EVERY-th reuse reads the start anyway, as a tripwire: counts that changed between two
+windows mean something in this process made or freed objects outside any check, and from then
+on every check reads its own start again (and the run says so once).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from pytest_rdma.guard.findings import LEAK_FIELD, ResourceLeak, attach, conclud
 from pytest_rdma.provider import netlink
 
 Counts = dict[str, dict[str, int]]
+VERIFY_EVERY = 16
 
 
 def device_of(item: pytest.Item) -> str:
@@ -66,14 +76,20 @@ def own_counts(devices: Collection[str]) -> Counts:
 
 
 class LeakGuard(AfterTeardown):
-    def __init__(self, mode: str, read: Callable[[Collection[str]], Counts] = own_counts) -> None:
+    def __init__(
+        self, mode: str, read: Callable[[Collection[str]], Counts] = own_counts, verify_every: int = VERIFY_EVERY
+    ) -> None:
         self.mode = mode
         self.read = read
+        self.verify_every = verify_every
         self.device = ""  # the current check's device; "" between device checks
         self.start: Counts | None = None
         self.shared: Counts = {}
         self._depth = 0  # nesting of wider-scoped fixture setups: only the outermost is measured
         self._before_finish: dict[int, Counts] = {}
+        self._kept: tuple[str, Counts] | None = None  # the last check's device and end counts
+        self._reused = 0
+        self.reuse = True  # False once the tripwire saw counts change between two checks
 
     def _active(self) -> bool:
         return self.start is not None
@@ -84,8 +100,31 @@ class LeakGuard(AfterTeardown):
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         self.device = device_of(item)
-        self.start, self.shared = (self.counts(), {}) if self.device else (None, {})
+        kept, self._kept = self._kept, None
+        if not self.device:
+            self.start, self.shared = None, {}
+        elif kept is not None and kept[0] == self.device and self.reuse:
+            self._reused += 1
+            self.start, self.shared = kept[1], {}
+            if self._reused % self.verify_every == 0:
+                self.start = self._verified(item, kept[1])
+        else:
+            self.start, self.shared = self.counts(), {}
         return (yield)
+
+    def _verified(self, item: pytest.Item, kept: Counts) -> Counts:
+        """The start counts read anew; if they are not the last check's end, stop reusing ends."""
+        fresh = self.counts()
+        between = difference(fresh, kept)
+        if between:
+            self.reuse = False
+            item.warn(
+                pytest.PytestWarning(
+                    f"rdma guard: {leak_text(between)} changed between two checks, before this one: "
+                    "the leak guard now reads each check's start itself"
+                )
+            )
+        return fresh
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Generator[None, Any, Any]:
@@ -115,6 +154,7 @@ class LeakGuard(AfterTeardown):
         device = device_of(item)
         end = self.counts() if start is not None and device else {}
         self.device = ""
+        self._kept = (device, end) if end else None
         if not end:
             return
         leak = leaked(start, end, self.shared, device)

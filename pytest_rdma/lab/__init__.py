@@ -68,7 +68,15 @@ def unpack_scratch(results: Path) -> None:
         packed.unlink()
 
 
-def run(request: LabRequest, log: callable = print) -> int:
+def run(request: LabRequest, log: callable = print, errors: list[str] | None = None) -> int:
+    """Pytest's exit code from the VM, or EXIT_USAGE / EXIT_LAB_FAILED when the run could not happen;
+    each error printed then is appended to `errors` too (pytest-rdma selftest repeats them last)."""
+
+    def error(message: str) -> None:
+        print(f"lab: error: {message}", file=sys.stderr)
+        if errors is not None:
+            errors.append(message)
+
     started = time.monotonic()
     try:
         _check_devices(request.devices)
@@ -85,7 +93,7 @@ def run(request: LabRequest, log: callable = print) -> int:
         guest_env = kwarn.guest_env(kernel, request.cache, log)  # for the lab's kernel-warning test
         kvm = vm.kvm_works(vng, kernel, request.cache)
     except LabError as exc:
-        print(f"lab: error: {exc}", file=sys.stderr)
+        error(str(exc))
         return EXIT_USAGE
     results = request.results.resolve()
     results.mkdir(parents=True, exist_ok=True)
@@ -133,7 +141,7 @@ def run(request: LabRequest, log: callable = print) -> int:
         vm.remember_virtiofs(vng, request.cache, console, bin_dirs)
     unpack_scratch(results)
     if outcome.exit_code is None:
-        print(f"lab: error: {vm.boot_failure(outcome, console)}", file=sys.stderr)
+        error(str(vm.boot_failure(outcome, console)))
         print(f"lab: {kept_results(results)}", file=sys.stderr)
         return EXIT_LAB_FAILED
     total = time.monotonic() - started

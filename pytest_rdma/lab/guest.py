@@ -62,6 +62,22 @@ def isolation_args(pytest_args: list[str], xdist_available: bool = True) -> list
     return list(CRASH_ISOLATION)
 
 
+# Where a run's reproducers go when nothing says: the plugin's default is the working directory,
+# which in the VM is the host's cwd, read-only there unless it is under a writable share (a checkout
+# on a mount of its own, as CI's is, is not). The run's results directory always is writable. Given
+# as a setting from the environment, it yields to the user's own option, ini line or --rdma-json.
+OUTPUT_CHOICES = ("--rdma-reproducers", "--rdma-json")
+OUTPUT_ENV = ("RDMA_REPRODUCERS", "RDMA_JSON")
+
+
+def output_env(args: list[str], env: dict[str, str], run_dir: Path) -> dict[str, str]:
+    """The environment of a run whose reproducers go to `run_dir`/reproducers unless its arguments
+    or environment already say where (pure)."""
+    if any(arg.split("=", 1)[0] in OUTPUT_CHOICES for arg in args) or any(env.get(name) for name in OUTPUT_ENV):
+        return env
+    return dict(env, RDMA_REPRODUCERS=str(run_dir / "reproducers"))
+
+
 def _uptime() -> float:
     return float(Path("/proc/uptime").read_text().split()[0])
 
@@ -221,7 +237,8 @@ def main(plan_path: str) -> int:
         ]
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
         before = resource_counts(devices)
-        code = subprocess.run(argv, cwd=plan["cwd"], env=env, check=False).returncode
+        run_env = output_env(argv, env, run_dir)
+        code = subprocess.run(argv, cwd=plan["cwd"], env=run_env, check=False).returncode
         keep_scratch(scratch, run_dir)
         print(f"lab: === {label}: pytest exited {code}", flush=True)
         document, lines = resource_report(devices, before, resource_counts(devices))
@@ -276,6 +293,7 @@ def unprivileged_run(plan: dict, device: str, results: Path, env: dict[str, str]
         f"--rdma-dev={device}",
         f"--rdma-json={scratch}/results.json",
         f"--rdma-junit={scratch}/junit.xml",
+        f"--rdma-reproducers={scratch}/reproducers",  # named: a setting inherited from root's run is not for nobody
         *isolation_args(plan["pytest_args"], xdist),
         *plan["pytest_args"],
         "-m",

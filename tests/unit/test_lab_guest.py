@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_rdma.lab import guest
 from pytest_rdma.lab.guest import CRASH_ISOLATION, LAB_SETTINGS, isolation_args, leftover, resource_report
 from pytest_rdma.settings import OPTIONS
 
@@ -79,3 +80,19 @@ def test_the_labs_settings_are_names_the_plugin_reads() -> None:
     for name, value in LAB_SETTINGS.items():
         assert name in by_env, f"{name} is not the environment name of any pytest-rdma option"
         by_env[name].parse([value])  # and the value parses
+
+
+def test_a_runs_reproducers_go_to_its_results_directory_unless_it_says_where(tmp_path) -> None:
+    # CI's checkout is on a mount of its own, which the VM shares read-only: the plugin's default
+    # (./rdma-reproducers in the working directory) stopped the lab's own tests with a usage error.
+    run_dir = tmp_path / "rxe0"
+    env = {"PATH": "/bin"}
+    assert guest.output_env(["tests/lab", "-k", "x"], env, run_dir) == {
+        "PATH": "/bin",
+        "RDMA_REPRODUCERS": str(run_dir / "reproducers"),
+    }
+    assert env == {"PATH": "/bin"}  # the shared environment is not changed for the next run
+    for args in (["--rdma-json=r.json"], ["--rdma-json", "r.json"], ["--rdma-reproducers=here"]):
+        assert guest.output_env(args, env, run_dir) == env, args
+    for name in ("RDMA_JSON", "RDMA_REPRODUCERS"):
+        assert guest.output_env([], {name: "x"}, run_dir) == {name: "x"}

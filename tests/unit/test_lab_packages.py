@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 from program_scan import Found, scan_tree, shell_programs
 
-from pytest_rdma.cli import SELFTEST_EXECUTABLES
 from pytest_rdma.lab import prereqs
 from pytest_rdma.lab.prereqs import EXECUTABLES, REQUIRED_PACKAGES, lab_packages
+from pytest_rdma.selftest import SELFTEST_EXECUTABLES
 
 REPO = Path(__file__).resolve().parents[2]
 BOOTSTRAP = REPO / "pytest-rdma"

@@ -1,0 +1,155 @@
+"""`pytest-rdma selftest`: all of the project's own tests, in the order CI runs them.
+
+Each step's outcome is repeated at the end, with what failed in it: CI shows the end of a run's
+output, and a step's error (the lab's "lab: error: ...", a failed test) can lie half an hour
+above it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_rdma import lab
+from pytest_rdma.cli import REPO, lab_parser, split_passthrough
+
+# The Allure HTML test builds a report (Allure 3 from npm, run by node) and opens it in a headless
+# browser; the fresh-machine test makes its machine with debootstrap. Programs, not packages: one
+# already on PATH is kept, whatever installed it.
+SELFTEST_EXECUTABLES = ("chromium", "node", "npm", "debootstrap")
+SELFTEST_DESCRIPTION = (
+    "Run all of pytest-rdma's own tests: on the host (tests/unit), in the lab VM on rxe0 and siw0 "
+    "(tests/lab), the lab command's own tests on the host (tests/host_lab), then the README's first "
+    "command on a fresh Debian 12 machine made with debootstrap (tests/fresh, 7 to 11 minutes on 2 cores; "
+    "--no-fresh skips it). Arguments after -- go to pytest, except on the fresh machine."
+)
+SHOWN_FAILURES = 10  # per step, in the summary; the step's own output has them all
+
+
+@dataclass
+class Step:
+    name: str
+    code: int = 0
+    junit: Path | None = None  # the step's JUnit XML, for the names of what failed
+    errors: list[str] = field(default_factory=list)  # what the step said went wrong before any test
+
+
+def failed_tests(junit: Path) -> list[str]:
+    """'file::test' of each failed or erroring testcase in a JUnit XML file (pure; none if unreadable)."""
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return []
+    failed = []
+    for case in root.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            classname, name = case.get("classname", ""), case.get("name", "")
+            failed.append(f"{classname.replace('.', '/')}.py::{name}" if classname else name)
+    return list(dict.fromkeys(failed))
+
+
+def summary(steps: list[Step]) -> list[str]:
+    """The lines that end a self-test: every step's exit code, then each failed step's reasons (pure)."""
+    lines = ["selftest: " + ", ".join(f"{step.name} exited {step.code}" for step in steps)]
+    for step in steps:
+        if not step.code:
+            continue
+        failures = failed_tests(step.junit) if step.junit else []
+        reasons = [*(f"error: {error}" for error in step.errors), *failures[:SHOWN_FAILURES]]
+        if len(failures) > SHOWN_FAILURES:
+            reasons.append(f"... and {len(failures) - SHOWN_FAILURES} more failed (see the step's output above)")
+        if not reasons:
+            reasons = [f"no failed test recorded (exit {step.code}); see the step's output above"]
+        lines += [f"selftest: {step.name} failed: {reason}" for reason in reasons]
+    return lines
+
+
+def _pytest(directory: str, args: list[str], junit: Path, env: dict[str, str] | None = None) -> int:
+    junit.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            f"--junitxml={junit}",
+            str(REPO / "tests" / directory),
+            *args,
+        ],
+        cwd=REPO,
+        check=False,
+        env=env,
+    ).returncode
+
+
+def main(argv: list[str]) -> int:
+    """All of the project's tests: host unit tests, the core's tests in the lab on rxe0 and siw0, the lab
+    command's own tests, then the README's first command on a machine that has nothing installed."""
+    own, passthrough = split_passthrough(argv)
+    parser = lab_parser("pytest-rdma selftest", SELFTEST_DESCRIPTION)
+    parser.add_argument(
+        "--no-fresh",
+        action="store_true",
+        help="skip the fresh Debian 12 machine (the step that proves the lab's install steps)",
+    )
+    options = parser.parse_args(own)
+    reports = options.results.resolve() / "selftest"
+    count = 3 if options.no_fresh else 4
+    if not options.no_install:
+        from pytest_rdma.lab import prereqs
+
+        wanted = tuple(name for name in SELFTEST_EXECUTABLES if name != "debootstrap" or not options.no_fresh)
+        prereqs.apt_install(prereqs.packages_for_missing(wanted))
+    steps: list[Step] = []
+
+    print(f"selftest: 1/{count} host tests (tests/unit)", flush=True)
+    host = Step("host tests", junit=reports / "host-tests.xml")
+    host.code = _pytest("unit", passthrough, host.junit)
+    steps.append(host)
+
+    print(f"selftest: 2/{count} lab tests (tests/lab) on rxe0 and siw0", flush=True)
+    # One run for both devices: its results directory is results/selftest/rxe0+siw0 ({results}).
+    in_lab = Step("lab tests")
+    devices = options.devices or list(lab.DEFAULT_DEVICES)
+    in_lab.junit = reports / "+".join(devices) / "lab-tests.xml"
+    request = lab.LabRequest(
+        devices=devices,
+        pytest_args=[str(REPO / "tests" / "lab"), "--junitxml={results}/lab-tests.xml", *passthrough],
+        results=reports,
+        cache=options.cache,
+        install=not options.no_install,
+        per_device=False,
+        timeout=options.timeout,
+    )
+    in_lab.code = lab.run(request, errors=in_lab.errors)
+    steps.append(in_lab)
+
+    # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
+    # after the in-VM tests so that only one VM of the self-test runs at a time.
+    print(f"selftest: 3/{count} host-side lab tests (tests/host_lab): one more VM boot", flush=True)
+    host_lab = Step("host-side lab tests", junit=reports / "host-side-lab-tests.xml")
+    host_lab.code = _pytest(
+        "host_lab", passthrough, host_lab.junit, env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))
+    )
+    steps.append(host_lab)
+
+    if not options.no_fresh:
+        # Last, and alone: CI's machine has what the lab may forget to install; this machine has
+        # nothing (tests/fresh/). pytest's arguments are for the other steps: its slice is its own.
+        print(
+            f"selftest: 4/{count} fresh Debian 12 machine (tests/fresh): the README's first command on a "
+            f"debootstrap root, one more VM boot",
+            flush=True,
+        )
+        fresh = Step("fresh Debian 12 machine", junit=reports / "fresh-debian-12.xml")
+        fresh.code = _pytest("fresh", ["-rA"], fresh.junit)
+        steps.append(fresh)
+
+    for line in summary(steps):
+        print(line, flush=True)
+    return next((step.code for step in steps if step.code), 0)

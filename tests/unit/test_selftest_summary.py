@@ -1,0 +1,63 @@
+"""The end of `pytest-rdma selftest`: every step's code, then why each failed step failed (pure).
+
+CI shows the end of a run's output; a failed step's reason printed half an hour earlier is not
+in it (a lab step that stopped with a usage error was once all a CI run said).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_rdma.selftest import SHOWN_FAILURES, Step, failed_tests, summary
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" errors="1" failures="2" tests="4">
+<testcase classname="tests.lab.test_core" name="test_passes" time="1.0"/>
+<testcase classname="tests.lab.test_core" name="test_fails" time="1.0"><failure message="x">tb</failure></testcase>
+<testcase classname="tests.lab.test_core" name="test_fails" time="1.0"><error message="teardown">tb</error></testcase>
+<testcase classname="tests.lab.test_robustness" name="test_errs[rxe0]"><error message="y">tb</error></testcase>
+<testcase classname="tests.lab.test_core" name="test_skipped" time="0"><skipped message="z"/></testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_failed_tests_are_named_once_each_as_pytest_names_them(tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    junit.write_text(JUNIT)
+    assert failed_tests(junit) == [
+        "tests/lab/test_core.py::test_fails",
+        "tests/lab/test_robustness.py::test_errs[rxe0]",
+    ]
+    assert failed_tests(tmp_path / "missing.xml") == []
+    (tmp_path / "cut.xml").write_text(JUNIT[:200])  # a run killed while writing it
+    assert failed_tests(tmp_path / "cut.xml") == []
+
+
+def test_the_summary_ends_with_why_each_failed_step_failed(tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    junit.write_text(JUNIT)
+    steps = [
+        Step("host tests", 0, junit),
+        Step("lab tests", 4, tmp_path / "never-written.xml", ["--rdma-reproducers ...: not writable"]),
+        Step("host-side lab tests", 1, junit),
+        Step("fresh Debian 12 machine", 2, None),
+    ]
+    assert summary(steps) == [
+        "selftest: host tests exited 0, lab tests exited 4, host-side lab tests exited 1, "
+        "fresh Debian 12 machine exited 2",
+        "selftest: lab tests failed: error: --rdma-reproducers ...: not writable",
+        "selftest: host-side lab tests failed: tests/lab/test_core.py::test_fails",
+        "selftest: host-side lab tests failed: tests/lab/test_robustness.py::test_errs[rxe0]",
+        "selftest: fresh Debian 12 machine failed: no failed test recorded (exit 2); see the step's output above",
+    ]
+
+
+def test_a_long_list_of_failures_is_cut_with_a_count(tmp_path: Path) -> None:
+    cases = "".join(
+        f'<testcase classname="t" name="test_{n}"><failure message="x"/></testcase>' for n in range(SHOWN_FAILURES + 3)
+    )
+    junit = tmp_path / "junit.xml"
+    junit.write_text(f"<testsuites><testsuite>{cases}</testsuite></testsuites>")
+    lines = summary([Step("host tests", 1, junit)])
+    assert len(lines) == 1 + SHOWN_FAILURES + 1
+    assert lines[-1] == "selftest: host tests failed: ... and 3 more failed (see the step's output above)"
