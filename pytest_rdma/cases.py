@@ -77,6 +77,17 @@ def substitute(data: Any, values: Mapping[str, Any]) -> Any:
     Dataclass values (Dev, Need, Expect, Step, ...) are rebuilt with their fields substituted,
     so "attr.{limit}" in a Dev path or a key "cap.{field}" follows the case.
     """
+    # The common shapes first, by exact type: this runs for every value of every call of every
+    # check, and isinstance against an ABC (Mapping) costs a lookup through the ABC's caches.
+    kind = type(data)
+    if kind in _PLAIN:
+        return data
+    if kind is str:
+        return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data) if "{" in data else data
+    if kind is tuple:
+        return tuple(substitute(item, values) for item in data)
+    if kind is dict or kind is MappingProxyType:
+        return {substitute(key, values): substitute(value, values) for key, value in data.items()}
     if isinstance(data, Var):
         return values[data.name] if data.name in values else data
     if isinstance(data, str):
@@ -91,6 +102,9 @@ def substitute(data: Any, values: Mapping[str, Any]) -> Any:
         changes = {f.name: substitute(getattr(data, f.name), values) for f in dataclasses.fields(data)}
         return dataclasses.replace(data, **changes)
     return data
+
+
+_PLAIN = frozenset({int, float, bool, bytes, type(None)})  # values substitute returns as they are
 
 
 def combinations(over: Mapping[Any, tuple[Any, ...]]) -> Iterator[dict[str, Any]]:

@@ -101,7 +101,7 @@ class Waiver:
         return f"{Path(self.file).name}:{self.line}"
 
     def matches(self, stable_id: str) -> bool:
-        return _compile(self.pattern).fullmatch(stable_id) is not None
+        return id_pattern(self.pattern).fullmatch(stable_id) is not None
 
     def applies_to(self, identity: Mapping[str, Any]) -> bool:
         return all(in_range(str(identity.get(scope, "")), spec) for scope, spec in self.scopes.items())
@@ -186,7 +186,7 @@ def review(
 
 
 @functools.cache
-def _compile(pattern: str) -> re.Pattern[str]:
+def id_pattern(pattern: str) -> re.Pattern[str]:
     # Not fnmatch: test ids contain "[...]", which fnmatch would read as a character class.
     return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern))
 

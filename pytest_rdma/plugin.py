@@ -62,16 +62,18 @@ def load_extra(specs: tuple[str, ...]) -> tuple[Verb, ...]:
     return tuple(verbs)
 
 
-def catalogue_of(options: settings.Settings) -> Catalogue:
-    """pytest_rdma.verbs plus the extra descriptions, validated together."""
+def catalogue_of(options: settings.Settings, validated: bool = True) -> Catalogue:
+    """pytest_rdma.verbs plus the extra descriptions, validated together (unless `validated` is False:
+    an xdist worker, whose controller validated the same catalogue before starting it)."""
     from pytest_rdma.verbs import CATALOGUE
 
     extra = load_extra(options.catalogue_extra)
     verbs = CATALOGUE + extra
-    try:
-        validate(verbs, kinds=known_kinds())
-    except CatalogueError as exc:
-        raise pytest.UsageError(f"rdma_catalogue_extra: {exc}" if extra else str(exc)) from None
+    if validated:
+        try:
+            validate(verbs, kinds=known_kinds())
+        except CatalogueError as exc:
+            raise pytest.UsageError(f"rdma_catalogue_extra: {exc}" if extra else str(exc)) from None
     return Catalogue.of(verbs)
 
 
@@ -100,7 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     options = settings.read(config)
     config.stash[settings.SETTINGS] = options
-    catalogue = catalogue_of(options)
+    catalogue = catalogue_of(options, validated=not hasattr(config, "workerinput"))
     before = generate.activate(catalogue)
     # A session in the same process later (pytester's in-process runs) starts from what was active.
     config.add_cleanup(lambda: generate.activate(before))

@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
-from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.calls.record import Call, Handle, Sym
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Array, Buffer, Need, Ref
@@ -32,6 +32,8 @@ def decode(value: Any) -> Any:
             return bytes.fromhex(value["$bytes"])
         if "$buffer" in value:
             return Buffer(int(value["$buffer"]), value.get("$seed"))
+        if "$result" in value:
+            return Ref(f"r{value['$result']}")
         if "$array" in value:
             items = decode(value["$array"])
             return Array(items if isinstance(items, bytes) else tuple(items))
@@ -48,6 +50,7 @@ class ReplayScope:
         catalogue = Catalogue.of(CATALOGUE)
         self.dut = DeviceUnderTest(device, catalogue)
         self.named: dict[str, Handle] = {"ctx": self.dut.context, "device": self.dut.device}
+        self.returned: dict[str, int] = {}  # r12: what the replay's call [12] returned (not a pointer)
         self.calls = Calls(catalogue.by_name, self)
 
     def fact(self, path: str) -> Any:
@@ -63,6 +66,9 @@ class ReplayScope:
         return read_object(handle)
 
     def step(self, name: str) -> Call:
+        if name in self.returned:
+            value = self.returned[name]
+            return Call(-1, "", (), value, Sym(value, name), 0, "", True)
         if name not in self.named and "->" in name:  # a field of a named object: a7_event->id
             base, field = name.split("->", 1)
             address = int(read_object(self.named[base])[field] or 0)
@@ -114,6 +120,8 @@ def replay(
             print(f"[{record['index']}] {step_line(call)}")
             for param, name in record.get("outs_as", {}).items():
                 scope.named[name] = Handle(name, "object", "void *", int(call.outs.get(param) or 0))
+            if isinstance(call.value, int) and not isinstance(call.result, Handle):
+                scope.returned[f"r{record['index']}"] = call.value
             if record.get("as") and isinstance(call.result, Handle):
                 scope.named[record["as"]] = call.result
             elif record.get("as") and record["phase"] == "setup":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno as errno_module
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,15 @@ class Sym:
 
     def __str__(self) -> str:
         return self.text
+
+
+RESULT_NAME = re.compile(r"r(\d+)")  # a call's returned value by name: r12 in C, as in a replay
+
+
+def result_index(value: object) -> int | None:
+    """The index of the call whose returned value `value` names (a Sym "r12"), or None."""
+    found = RESULT_NAME.fullmatch(value.text) if isinstance(value, Sym) else None
+    return int(found[1]) if found else None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_rdma.calls.invoke import return_ctype
 from pytest_rdma.calls.marshal import TRAILING, parse_ctype
 from pytest_rdma.calls.payload import C_FILL
-from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, OutArg, StructArg, Sym
+from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, OutArg, StructArg, Sym, result_index
 from pytest_rdma.calls.values import is_flag_expr
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Array, Verb
 
@@ -406,6 +406,10 @@ def encode(value: Any) -> Any:
     if isinstance(value, Field):
         return {"$field": [value.handle, value.path]}
     if isinstance(value, Sym):
+        if result_index(value) is not None:
+            # What an earlier call returned (a type 2 window's key from ibv_inc_rkey): the replay's own
+            # call returns it anew, as the C reproducer's variable does; the recorded number is stale.
+            return {"$result": result_index(value), "$was": value.value}
         # By name where it has one; a mask of bare bits ("0", "0x40000000") would come back as a string.
         return value.text if is_flag_expr(value.text) else value.value
     if isinstance(value, (bytes, bytearray)):

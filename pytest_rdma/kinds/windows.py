@@ -95,7 +95,7 @@ class Window:
             made = check.calls.invoke("ibv_inc_rkey", {"rkey": field(self.mw, "rkey", check)})
             # A type 2 window answers to the key its bind asked for (bind_mw.rkey): the result of
             # ibv_inc_rkey, which the reproducer keeps in its own variable.
-            self.key = Sym(int(made.value), f"r{made.index}")
+            self.key = Sym(int(made.value), f"r{made.index}")  # calls.record.RESULT_NAME
             self.post(
                 self.owner,
                 {

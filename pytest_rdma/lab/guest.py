@@ -249,8 +249,9 @@ def main(plan_path: str) -> int:
             code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
         worst = worst or code
     if plan.get("unprivileged", True):
+        why_not = nobody_cannot_run(plan)  # once: the same Python and directory for every device
         for device in plan["devices"]:
-            worst = worst or unprivileged_run(plan, device, results, env, xdist)
+            worst = worst or unprivileged_run(plan, device, results, env, xdist, why_not)
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
     return worst
 
@@ -259,7 +260,17 @@ def main(plan_path: str) -> int:
 AS_NOBODY = ("--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all")  # setpriv's options
 
 
-def unprivileged_run(plan: dict, device: str, results: Path, env: dict[str, str], xdist: bool) -> int:
+def nobody_cannot_run(plan: dict) -> str:
+    """Why nobody cannot run the plan's Python in its working directory, or "" when it can."""
+    reachable = _run("setpriv", *AS_NOBODY, plan["python"], "-c", f"import os; os.chdir({plan['cwd']!r})")
+    if reachable.returncode == 0:
+        return ""
+    return (reachable.stderr.strip().splitlines() or ["no reason given"])[-1]
+
+
+def unprivileged_run(
+    plan: dict, device: str, results: Path, env: dict[str, str], xdist: bool, why_not: str | None = None
+) -> int:
     """The checks about an unprivileged process (Claim.when; marked rdma_process), run as nobody.
 
     As root they are not exercised (root is not held to RLIMIT_MEMLOCK); here they decide. Their
@@ -270,9 +281,8 @@ def unprivileged_run(plan: dict, device: str, results: Path, env: dict[str, str]
 
     run_dir = results / device / "unprivileged"
     run_dir.mkdir(parents=True, exist_ok=True)
-    reachable = _run("setpriv", *AS_NOBODY, plan["python"], "-c", f"import os; os.chdir({plan['cwd']!r})")
-    if reachable.returncode != 0:
-        why = (reachable.stderr.strip().splitlines() or ["no reason given"])[-1]
+    why = nobody_cannot_run(plan) if why_not is None else why_not
+    if why:
         print(
             f"lab: {device}: no run as nobody: nobody cannot run {plan['python']} in {plan['cwd']} ({why}); "
             "a checkout under a private directory (such as /root) keeps it out. The checks about an "

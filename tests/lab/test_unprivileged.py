@@ -44,3 +44,19 @@ def test_the_memlock_claim_is_decided_as_nobody_and_not_exercised_as_root(
     assert as_root["outcome"] == "not exercised"
     assert as_root["reason"].startswith("process.unprivileged = 0 in this process")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, "a device with nothing exercised fails the run"
+
+
+def test_a_directory_nobody_cannot_enter_is_said_once_and_costs_no_result(
+    device: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A checkout under a private directory (root's home): the lab says why nothing runs as nobody.
+    assert guest.nobody_cannot_run({"python": sys.executable, "cwd": str(REPO)}) == ""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    plan = {"python": sys.executable, "cwd": str(private), "pytest_args": []}
+    why = guest.nobody_cannot_run(plan)
+    assert "Permission denied" in why, why
+    assert guest.unprivileged_run(plan, device, tmp_path, dict(os.environ), xdist=False, why_not=why) == 0
+    said = capsys.readouterr().out
+    assert f"lab: {device}: no run as nobody: nobody cannot run {sys.executable} in {private} ({why})" in said
+    assert not (tmp_path / device / "unprivileged" / "results.json").exists()

@@ -514,3 +514,21 @@ def test_an_observation_the_program_cannot_judge_exits_3() -> None:
     text = c_program(VERBS.by_name, "rxe0", record(), header=["check: demo"], decisive=9, observation={"odd": 1})
     assert 'puts("REPRODUCED")' not in text
     assert 'puts("DONE: compare the results printed above with the observation"); return 3;' in text
+
+
+def test_a_value_an_earlier_call_returned_is_the_replays_own_not_the_recorded_number() -> None:
+    # A type 2 window's key is what ibv_inc_rkey returned (r7 in C). Replayed, the window is a new
+    # one with another index, so the key must come from the replay's own [7], as in the C program.
+    from pytest_rdma.replay import ReplayScope
+
+    key = Sym(0x12345601, "r7")
+    encoded = json.loads(json.dumps(encode(key)))
+    assert encoded == {"$result": 7, "$was": 0x12345601}
+    scope = object.__new__(ReplayScope)  # its device is not needed to resolve a returned value
+    scope.named, scope.returned = {}, {"r7": 0x22222201}
+    assert resolve(decode(encoded), scope) == Sym(0x22222201, "r7")
+    # Flags and plain numbers are not results.
+    assert encode(Sym(3, "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE")) == (
+        "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE"
+    )
+    assert encode(Sym(7, "7")) == 7

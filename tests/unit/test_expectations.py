@@ -340,3 +340,20 @@ def test_a_drafted_file_parses_and_holds_on_the_observation_it_drafted_from(tmp_
     assert waiver.observed == {"returned": "success", "value": 7}
     assert waiver.matches_observation(record["observation"])
     assert not waiver.matches_observation({"returned": "success", "value": 8})
+
+
+def test_the_ids_a_session_end_expands_are_those_of_the_waived_verbs_and_judge_the_same() -> None:
+    # The stale-waiver review expands only the verbs a waiver can name, not the whole catalogue again.
+    from pytest_rdma.expectations import id_pattern
+    from pytest_rdma.report.terminal import catalogue_ids
+
+    every = catalogue_ids()
+    patterns = [waiver.pattern for waiver in load((str(SHIPPED_DIR),)).all()]
+    some = catalogue_ids(patterns)
+    assert some < every
+    for pattern in patterns:
+        assert any(id_pattern(pattern).fullmatch(i) for i in some) == any(
+            id_pattern(pattern).fullmatch(i) for i in every
+        )
+    assert catalogue_ids(["test_ibv_*"]) == {i for i in every if i.startswith("test_ibv_")}
+    assert catalogue_ids(["test_no_such_verb[x]"]) == set()
