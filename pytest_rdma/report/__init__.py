@@ -6,6 +6,7 @@ Roles, one module each:
 - reproducers.py: a deviation's C and Python reproducers, written from its recorded calls;
 - deviation_report.py: a deviation's failure text is its own, not a traceback;
 - results.py: where results are written: assembles records from reports (xdist-safe);
+- whole_checks.py: a Ctrl-C waits until the check whose teardown has begun is reported everywhere;
 - terminal.py, jsonfile.py, junit.py, allure_writer.py: the reporters (allure_model.py: a record as an
   Allure result; links.py: citations as URLs; redact.py: no machine's paths in a message);
 - compare.py, allure_config.py + allure_html.py (`pytest-rdma report`), waivers.py: after the run.
@@ -26,11 +27,13 @@ def register(config: pytest.Config) -> None:
     """Register the recorder everywhere, and the reporters only where results are written."""
     from pytest_rdma.report import deviation_report
     from pytest_rdma.report.recorder import Recorder
+    from pytest_rdma.report.whole_checks import WholeChecks
 
     options = settings.get(config)
     waivers = expectations.load(options.expectations)
     config.pluginmanager.register(Recorder(options, waivers), "rdma-recorder")
     config.pluginmanager.register(deviation_report, "rdma-deviation-report")
+    config.pluginmanager.register(WholeChecks(), "rdma-whole-checks")
     if hasattr(config, "workerinput"):
         return  # an xdist worker: its records travel to the controller on the reports
     from pytest_rdma.report.results import Results
