@@ -27,7 +27,7 @@ def decode(value: Any) -> Any:
         if "$handle" in value:
             return Ref(value["$handle"])
         if "$field" in value:
-            return Ref(value["$field"][0], value["$field"][1])
+            return Ref(*value["$field"])  # handle, path and, for an address inside it, the offset
         if "$bytes" in value:
             return bytes.fromhex(value["$bytes"])
         if "$buffer" in value:
@@ -93,7 +93,12 @@ def observed(call: Call, observation: Mapping[str, Any], named: Mapping[str, Cal
         top, _, inner = path.partition(".")
         data: Any = holder.outs.get(top)
         for part in [p for p in inner.split(".") if p]:
-            data = data.get(part) if isinstance(data, Mapping) else None
+            if isinstance(data, Mapping):
+                data = data.get(part)
+            elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)) and part.isdigit():
+                data = data[int(part)] if int(part) < len(data) else None  # wc.0.status: the first completion
+            else:
+                data = None
         return data == observation.get("value")
     return None
 

@@ -404,7 +404,12 @@ def encode(value: Any) -> Any:
             return {"$buffer": value.size, "$seed": value.seed, "$name": value.name}
         return {"$handle": value.name}
     if isinstance(value, Field):
-        return {"$field": [value.handle, value.path]}
+        # An address inside the object's buffer keeps its offset (a window's range, an SGE past the start).
+        return (
+            {"$field": [value.handle, value.path, value.offset]}
+            if value.offset
+            else {"$field": [value.handle, value.path]}
+        )
     if isinstance(value, Sym):
         if result_index(value) is not None:
             # What an earlier call returned (a type 2 window's key from ibv_inc_rkey): the replay's own

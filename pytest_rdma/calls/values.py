@@ -94,7 +94,8 @@ def resolve(value: Any, scope: Scope) -> Any:
         if root in call.outs:
             return read_path(call.outs[root], rest)
         if isinstance(call.result, Handle):
-            return Field(int(read_path(scope.struct(call.result), value.path)), call.result.name, value.path)
+            base = int(read_path(scope.struct(call.result), value.path))
+            return Field(base + value.offset, call.result.name, value.path, value.offset)
         return read_path(call.result, value.path)
     if isinstance(value, Flags):
         return flags(value)

@@ -119,6 +119,7 @@ class Ref:
 
     step: str
     path: str = ""
+    offset: int = 0  # bytes past a field that is an address (a replayed mr0->addr + 16)
 
 
 @dataclass(frozen=True)

@@ -532,3 +532,25 @@ def test_a_value_an_earlier_call_returned_is_the_replays_own_not_the_recorded_nu
         "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE"
     )
     assert encode(Sym(7, "7")) == 7
+
+
+def test_an_address_inside_an_object_keeps_its_offset_in_the_python_reproducer() -> None:
+    # A write outside a window's range but inside its MR: remote_addr = mr1->addr + 3072. Replayed
+    # without the offset it wrote inside the window and the deviation did not reproduce.
+    scope = Scope()
+    recorded = Field(0x4000 + 3072, "qp0", "addr", 3072)
+    encoded = json.loads(json.dumps(encode(recorded)))
+    assert encoded == {"$field": ["qp0", "addr", 3072]}
+    scope.struct = lambda handle: {"addr": 0x9000}  # the replay's own object, at another address
+    assert resolve(decode(encoded), scope) == Field(0x9000 + 3072, "qp0", "addr", 3072)
+    assert json.loads(json.dumps(encode(Field(0x11, "qp0", "qp_num")))) == {"$field": ["qp0", "qp_num"]}
+
+
+def test_the_python_reproducer_reads_a_completions_field_by_its_index() -> None:
+    # A completion's status is observed as wc.0.status: the replay's poll wrote a list of completions.
+    from pytest_rdma.replay import observed
+
+    poll = Call(18, "ibv_poll_cq", (), 1, 1, 0, "", True, outs={"wc": ({"status": 0, "wr_id": 7},)})
+    assert observed(poll, {"field": "wc.0.status", "value": 0}, {}) is True
+    assert observed(poll, {"field": "wc.0.status", "value": 10}, {}) is False
+    assert observed(poll, {"field": "wc.1.status", "value": 0}, {}) is False  # no second completion
