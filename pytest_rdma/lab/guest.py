@@ -78,6 +78,14 @@ def output_env(args: list[str], env: dict[str, str], run_dir: Path) -> dict[str,
     return dict(env, RDMA_REPRODUCERS=str(run_dir / "reproducers"))
 
 
+def placed(argv: list[str], results: Path, scratch: Path, label: str) -> list[str]:
+    """The run's arguments with its places filled in: {results}, {scratch} and {dev} (pure)."""
+    return [
+        arg.replace("{results}", str(results)).replace("{scratch}", str(scratch)).replace("{dev}", label)
+        for arg in argv
+    ]
+
+
 def _uptime() -> float:
     return float(Path("/proc/uptime").read_text().split()[0])
 
@@ -231,10 +239,7 @@ def main(plan_path: str) -> int:
             *plan["pytest_args"],
         ]
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
-        argv = [
-            arg.replace("{results}", str(run_dir)).replace("{scratch}", str(scratch)).replace("{dev}", label)
-            for arg in argv
-        ]
+        argv = placed(argv, run_dir, scratch, label)
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
         before = resource_counts(devices)
         run_env = output_env(argv, env, run_dir)
@@ -305,7 +310,8 @@ def unprivileged_run(
         f"--rdma-junit={scratch}/junit.xml",
         f"--rdma-reproducers={scratch}/reproducers",  # named: a setting inherited from root's run is not for nobody
         *isolation_args(plan["pytest_args"], xdist),
-        *plan["pytest_args"],
+        # Its own places: nobody writes to its scratch directory, copied to results/<device>/unprivileged/.
+        *placed(plan["pytest_args"], scratch, scratch, device),
         "-m",
         PROCESS_MARK,
     ]

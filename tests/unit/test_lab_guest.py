@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_rdma.lab import guest
@@ -96,3 +98,15 @@ def test_a_runs_reproducers_go_to_its_results_directory_unless_it_says_where(tmp
         assert guest.output_env(args, env, run_dir) == env, args
     for name in ("RDMA_JSON", "RDMA_REPRODUCERS"):
         assert guest.output_env([], {name: "x"}, run_dir) == {name: "x"}
+
+
+def test_a_runs_places_are_filled_in_its_arguments(tmp_path: Path) -> None:
+    # The run as nobody fills them too: an unfilled "{results}" once sent its JUnit file to a
+    # directory named so in the read-only checkout, and the self-test's lab step failed.
+    args = ["--junitxml={results}/x.xml", "--rdma-allure={scratch}/allure", "-k", "{dev} and not {x}"]
+    assert guest.placed(args, tmp_path / "r", tmp_path / "s", "rxe0") == [
+        f"--junitxml={tmp_path}/r/x.xml",
+        f"--rdma-allure={tmp_path}/s/allure",
+        "-k",
+        "rxe0 and not {x}",
+    ]
