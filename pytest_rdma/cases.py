@@ -77,22 +77,16 @@ def substitute(data: Any, values: Mapping[str, Any]) -> Any:
     Dataclass values (Dev, Need, Expect, Step, ...) are rebuilt with their fields substituted,
     so "attr.{limit}" in a Dev path or a key "cap.{field}" follows the case.
     """
-    # The common shapes first, by exact type: this runs for every value of every call of every
-    # check, and isinstance against an ABC (Mapping) costs a lookup through the ABC's caches.
+    # This runs for every value of every call of every check: plain values leave at once, and the
+    # usual mappings are known by their exact type before isinstance asks the Mapping ABC.
     kind = type(data)
     if kind in _PLAIN:
         return data
-    if kind is str:
-        return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data) if "{" in data else data
-    if kind is tuple:
-        return tuple(substitute(item, values) for item in data)
-    if kind is dict or kind is MappingProxyType:
-        return {substitute(key, values): substitute(value, values) for key, value in data.items()}
     if isinstance(data, Var):
         return values[data.name] if data.name in values else data
     if isinstance(data, str):
-        return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data)
-    if isinstance(data, Mapping):
+        return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data) if "{" in data else data
+    if kind is dict or kind is MappingProxyType or isinstance(data, Mapping):
         return {substitute(key, values): substitute(value, values) for key, value in data.items()}
     if isinstance(data, tuple):
         return tuple(substitute(item, values) for item in data)

@@ -357,9 +357,7 @@ def _summary(report: list[VerbCoverage]) -> str:
         for device, counts in entry.outcomes.items():
             for outcome, n in counts.items():
                 totals.setdefault(device, {})[outcome] = totals.setdefault(device, {}).get(outcome, 0) + n
-    text += "".join(
-        f"\n{device}: {_counts_text({device: totals[device]}).split(': ', 1)[1]}" for device in sorted(totals)
-    )
+    text += "".join(f"\n{_counts_text({device: totals[device]})}" for device in sorted(totals))
     return text + ("".join(f"\n  NOT ACCOUNTED: {m}" for m in missing) if missing else "")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
-from pytest_rdma.calls.record import Call, Handle, Sym
+from pytest_rdma.calls.record import Call, Handle, Sym, result_name
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Array, Buffer, Need, Ref
@@ -33,7 +33,7 @@ def decode(value: Any) -> Any:
         if "$buffer" in value:
             return Buffer(int(value["$buffer"]), value.get("$seed"))
         if "$result" in value:
-            return Ref(f"r{value['$result']}")
+            return Ref(result_name(value["$result"]))
         if "$array" in value:
             items = decode(value["$array"])
             return Array(items if isinstance(items, bytes) else tuple(items))
@@ -126,7 +126,7 @@ def replay(
             for param, name in record.get("outs_as", {}).items():
                 scope.named[name] = Handle(name, "object", "void *", int(call.outs.get(param) or 0))
             if isinstance(call.value, int) and not isinstance(call.result, Handle):
-                scope.returned[f"r{record['index']}"] = call.value
+                scope.returned[result_name(record["index"])] = call.value
             if record.get("as") and isinstance(call.result, Handle):
                 scope.named[record["as"]] = call.result
             elif record.get("as") and record["phase"] == "setup":

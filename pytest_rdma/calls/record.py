@@ -52,6 +52,11 @@ class Sym:
 RESULT_NAME = re.compile(r"r(\d+)")  # a call's returned value by name: r12 in C, as in a replay
 
 
+def result_name(index: int) -> str:
+    """The name of what call [index] returned: the C reproducer's variable, the replay's key."""
+    return f"r{index}"
+
+
 def result_index(value: object) -> int | None:
     """The index of the call whose returned value `value` names (a Sym "r12"), or None."""
     found = RESULT_NAME.fullmatch(value.text) if isinstance(value, Sym) else None

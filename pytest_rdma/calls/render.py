@@ -20,7 +20,17 @@ from typing import Any
 from pytest_rdma.calls.invoke import return_ctype
 from pytest_rdma.calls.marshal import TRAILING, parse_ctype
 from pytest_rdma.calls.payload import C_FILL
-from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, OutArg, StructArg, Sym, result_index
+from pytest_rdma.calls.record import (
+    ArrayArg,
+    Call,
+    Field,
+    Handle,
+    OutArg,
+    StructArg,
+    Sym,
+    result_index,
+    result_name,
+)
 from pytest_rdma.calls.values import is_flag_expr
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Array, Verb
 
@@ -204,7 +214,7 @@ class CProgram:
             self.emit(f'if ({failed}) {{ puts("SETUP FAILED at [{call.index}] {call.verb}"); return 2; }}')
 
     def result_name(self, call: Call) -> str:
-        return call.result.name if isinstance(call.result, Handle) else f"r{call.index}"
+        return call.result.name if isinstance(call.result, Handle) else result_name(call.index)
 
     def report(self, call: Call, verb: Verb, result: str) -> None:
         tag = f"[{call.index}] {call.verb}"
@@ -222,7 +232,7 @@ def _out_expr(call: Call, path: str) -> str:
     A field of an object the call was given reads the object: "wq.state" -> wq0->state.
     """
     if path == "ret":  # what the call returned, as the program keeps it
-        return call.result.name if isinstance(call.result, Handle) else f"r{call.index}"
+        return call.result.name if isinstance(call.result, Handle) else result_name(call.index)
     root, _, rest = path.partition(".")
     rest = re.sub(r"(^|\.)(\d+)(?=\.|$)", r"[\2]", rest).replace(".[", "[")  # "0.status" -> "[0].status"
     if root == "ret" and isinstance(call.result, Handle):

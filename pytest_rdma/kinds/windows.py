@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_rdma.calls.record import Call, Handle, Sym
+from pytest_rdma.calls.record import Call, Handle, Sym, result_name
 from pytest_rdma.catalogue.model import Need
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
@@ -95,7 +95,7 @@ class Window:
             made = check.calls.invoke("ibv_inc_rkey", {"rkey": field(self.mw, "rkey", check)})
             # A type 2 window answers to the key its bind asked for (bind_mw.rkey): the result of
             # ibv_inc_rkey, which the reproducer keeps in its own variable.
-            self.key = Sym(int(made.value), f"r{made.index}")  # calls.record.RESULT_NAME
+            self.key = Sym(int(made.value), result_name(made.index))
             self.post(
                 self.owner,
                 {
