@@ -240,6 +240,31 @@ def precompile(paths: list[Path]) -> None:
             compileall.compile_file(str(path), quiet=2)
 
 
+def warm_rewrite_caches(python: str, suite: Path, cwd: str) -> float:
+    """Have pytest write its own bytecode caches on the host, by one collection of `suite`; the seconds it took.
+
+    pytest imports test modules, and every module of a package that registers a pytest11 plugin
+    (all of pytest_rdma), through its assertion rewriter, which keeps its caches apart from the
+    plain ones precompile() writes (`*.cpython-311-pytest-<version>.pyc`) and writes none under
+    PYTHONDONTWRITEBYTECODE or on a read-only root, as in the VM. Without them every pytest
+    process there (each device's run, each xdist worker, the run as nobody) rewrote and compiled
+    the whole plugin again: seconds each under emulation. Collecting needs no device. `cwd` is
+    the runs' own: whether pytest_rdma is imported from a directory on sys.path (rewritten) or
+    through an editable install's finder (not rewritten) depends on it.
+    """
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    started = time.monotonic()
+    subprocess.run(
+        [python, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", "--rdma-dev=rxe0", str(suite)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        timeout=300,
+        check=False,  # a cache not written costs time in the VM, nothing else: the run says what fails
+    )
+    return time.monotonic() - started
+
+
 class ConsoleFilter:
     """Which console lines reach the terminal: the in-VM runner's ("lab: ...") while the VM boots,
     then everything but the kernel's lines and the host's virtme-ng/virtiofsd chatter.

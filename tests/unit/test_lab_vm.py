@@ -4,6 +4,7 @@ caches written on the host (the VM's root is read-only). Pure host logic, no VM 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,16 @@ def test_precompile_writes_caches_even_when_python_would_not(tmp_path: Path, mon
     vm.precompile([package, single, tmp_path / "no-such-path", Path("(-RC-)")])
     for source in (package / "mod.py", single):
         assert Path(importlib.util.cache_from_source(str(source))).is_file()
+
+
+def test_warm_rewrite_caches_writes_pytests_own_caches_despite_dont_write_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The VM's pytest runs read these; without them each run rewrote and compiled every module again.
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_probe.py").write_text("def test_probe():\n    assert 1\n")
+    seconds = vm.warm_rewrite_caches(sys.executable, suite, str(tmp_path))
+    written = list((suite / "__pycache__").glob("test_probe.*-pytest-*.pyc"))
+    assert len(written) == 1 and seconds > 0
