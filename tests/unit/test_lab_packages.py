@@ -106,6 +106,7 @@ VIRTME_UNRESOLVED = {
 # What the lab runs by a name the scan cannot read, and why it is no Debian package's program.
 LAB_UNRESOLVED = {
     "sys.executable": "the venv's Python (the bootstrap made the venv from python3-venv), running pip",
+    "python": "vm.warm_rewrite_caches: the lab's own Python (sys.executable), collecting the suite on the host",
     "argv": "vm.py: vng, from pip in the venv; guest.py: the venv's Python running pytest in the VM",
     "_vng_argv(vng, kernel, True, [], 'true', 1, '512M')": "vng, from pip in the venv, probing KVM",
     "list(argv)": "guest.py's _run(*argv) itself: its callers' argv are scanned",
