@@ -17,11 +17,134 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TypedDict, Union, cast
 
-from pytest_rdma.catalogue.model import Cap, Claim, Dev, Source, Var, Verb
+from pytest_rdma.catalogue.model import Cap, Claim, Dev, Expect, Source, Step, Value, Var, Verb
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+# A case's axis values: axis name -> the value this case gives it.
+Axes = Mapping[str, Value]
+
+# A relation a query claim states between two fields: (left, op, right), each side a field's name or a
+# number, as the "relation" kind reads it.
+Relation = tuple[Value, str, Value]
+
+
+class Branch(TypedDict, total=False):
+    """One branch of a "gated" claim: the call where the device advertises the gate, or where it does not."""
+
+    call: Mapping[str, Value]
+    expect: tuple[Expect, ...]
+    then: tuple[Step, ...]
+
+
+class LimitTarget(TypedDict, total=False):
+    """What a "limit" claim tests: the device attribute that gives the maximum, and the verb asked for it."""
+
+    limit: str  # the attribute of ibv_device_attr: "max_qp_wr"
+    verb: str
+    needs: tuple[Cap, ...]
+
+
+class Params(TypedDict, total=False):
+    """A claim's kind-specific data (Claim.params) as a case's spec holds it, each key read by its kind."""
+
+    # kinds/calls.py
+    excused: tuple[tuple[str, ...], ...]  # ([variable, value,] errno, reason): a failure that decides nothing
+    then: Union[tuple[Step, ...], str]  # steps after the call; kinds/windows.py: what follows the bind
+    cycle: tuple[str, ...]  # "distinct": the variable's values to cycle through
+    cycle_var: str
+    cycle_needs: Mapping[str, tuple[Cap, ...]]
+    count: int
+    value: str  # the result path whose values must be distinct
+    gate: Cap
+    only: str  # "advertised" or "not-advertised"
+    advertised: Branch
+    otherwise: Branch
+    verb: str
+    target: Union[LimitTarget, str]  # "limit"; kinds/state_table.py: the state moved to
+    at: Mapping[str, Value]  # "limit": the call at the maximum, and the one above it
+    above: Mapping[str, Value]
+    # kinds/datapath.py, kinds/wr.py, kinds/windows.py, kinds/srq.py, kinds/events.py
+    opcode: str
+    srq: bool
+    qp_attrs: Mapping[str, Value]
+    seed: int
+    compare_add: int
+    swap: int
+    size: Union[int, str]  # bytes, or relative to the MTU ("2*mtu+1") or max_msg_sz
+    sges: int
+    inline: bool
+    fault: str
+    side: str
+    terminates: bool
+    statuses: tuple[str, ...]
+    queue: str
+    bad: int
+    problem: str
+    must_fail: bool
+    solicited_only: int
+    solicited: bool
+    expect_event: bool
+    setter: str
+    pieces: int
+    hold: bool
+    type: int
+    access: str
+    report: bool
+    where: str
+    probe: bool
+    posted: int
+    limit: int
+    until: str
+    # kinds/queries.py
+    relations: tuple[Relation, ...]
+    root: str
+    fields: Mapping[str, str]  # "relation": a field's name -> its path under the root
+    length: str
+    base: int
+    index: str
+    input: str
+    output: str
+
+
+class Spec(TypedDict, total=False):
+    """What a case's kind runs (Case.spec): the claim's data with the case's axis values put in.
+
+    Read-only at run time (frozen): mappings are MappingProxyType, sequences tuples.
+    """
+
+    # The claim's own data, in every case (make_case).
+    call: Mapping[str, Value]
+    expect: Union[tuple[Expect, ...], str]  # the claim's expectations; the state table: ACCEPT, REJECT or STAY
+    errnos: tuple[str, ...]
+    needs: tuple[Cap, ...]
+    when: tuple[Cap, ...]
+    steps: tuple[Step, ...]
+    params: Params  # the kind's own data (Claim.params)
+    vars: Axes
+    # What a kind's expansion adds: kinds/counterpart.py,
+    counterpart: str
+    counterpart_claim: str
+    # kinds/queries.py,
+    relations: tuple[Relation, ...]
+    where: str
+    given: Value
+    expected: Value
+    # kinds/state_table.py: the move (start state, "A>B", its mask's flags) and what it must do.
+    start: str
+    step: str
+    flags: tuple[str, ...]
+    why: str
+    reflect: bool
+    reflect_only: tuple[str, ...]
+    extra_bits: int
+    bad: tuple[str, Union[int, str]]  # (field, a value beyond its limit or the limit's name)
+    gate: Cap
+    only_if: Cap
+    fields: Mapping[str, Value]
+    grown: Mapping[str, int]
 
 
 @dataclass(frozen=True)
@@ -37,7 +160,7 @@ class Case:
     transports: tuple[str, ...]
     layer: str  # who decides the outcome: provider, kernel or libibverbs
     axes: tuple[tuple[str, str], ...] = ()  # readable parameters: (name, value)
-    spec: Mapping[str, Any] = field(default_factory=dict)
+    spec: Spec = field(default_factory=Spec)
     blocked: str = ""  # why the case cannot run anywhere (no provider of its API family)
     family: str = "ibv"
 
@@ -62,7 +185,7 @@ class Case:
         return f"{self.says} [{shown}]" if shown else self.says
 
 
-def frozen(data: Any) -> Any:
+def frozen(data: object) -> object:
     """A deep copy that cannot be mutated: mappings become read-only, lists tuples."""
     if isinstance(data, Mapping):
         return MappingProxyType({key: frozen(value) for key, value in data.items()})
@@ -71,7 +194,7 @@ def frozen(data: Any) -> Any:
     return data
 
 
-def substitute(data: Any, values: Mapping[str, Any]) -> Any:
+def substitute(data: object, values: Axes) -> object:
     """`data` with each Var of an axis replaced by its value and "{axis}" filled in strings.
 
     Dataclass values (Dev, Need, Expect, Step, ...) are rebuilt with their fields substituted,
@@ -87,7 +210,8 @@ def substitute(data: Any, values: Mapping[str, Any]) -> Any:
     if isinstance(data, str):
         return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data) if "{" in data else data
     if kind is dict or kind is MappingProxyType or isinstance(data, Mapping):
-        return {substitute(key, values): substitute(value, values) for key, value in data.items()}
+        mapping = cast("Mapping[object, object]", data)  # mypy does not narrow by the exact-type tests
+        return {substitute(key, values): substitute(value, values) for key, value in mapping.items()}
     if isinstance(data, tuple):
         return tuple(substitute(item, values) for item in data)
     if isinstance(data, list):
@@ -101,22 +225,25 @@ def substitute(data: Any, values: Mapping[str, Any]) -> Any:
 _PLAIN = frozenset({int, float, bool, bytes, type(None)})  # values substitute returns as they are
 
 
-def combinations(over: Mapping[Any, tuple[Any, ...]]) -> Iterator[dict[str, Any]]:
+def combinations(over: Mapping[object, tuple[object, ...]]) -> Iterator[dict[str, Value]]:
     """Every combination of the axes, in the order written; a tuple key zips several axes."""
     names: list[tuple[str, ...]] = []
-    columns: list[tuple[Any, ...]] = []
+    columns: list[tuple[tuple[Value, ...], ...]] = []
     for key, options in over.items():
         keys = key if isinstance(key, tuple) else (key,)
         names.append(keys)
-        columns.append(tuple(option if isinstance(key, tuple) else (option,) for option in options))
+        # Under a tuple key, each option is a tuple of values, one per axis the key names.
+        columns.append(
+            tuple(cast("tuple[Value, ...]", option) if isinstance(key, tuple) else (option,) for option in options)
+        )
     for row in itertools.product(*columns):
-        values: dict[str, Any] = {}
+        values: dict[str, Value] = {}
         for keys, option in zip(names, row):
             values.update(zip(keys, option))
         yield values
 
 
-def readable(value: Any) -> str:
+def readable(value: object) -> str:
     """A parameter as a person reads it: names, not reprs.
 
     "IBV_QPT_UD" -> "UD"; {"port": Dev("attr.phys_port_cnt", plus=1)} -> "port=attr.phys_port_cnt+1";
@@ -142,9 +269,9 @@ def readable(value: Any) -> str:
     return str(value)
 
 
-def make_case(verb: Verb, claim: Claim, variant: str, values: Mapping[str, Any], **spec: Any) -> Case:
+def make_case(verb: Verb, claim: Claim, variant: str, values: Axes, **spec: object) -> Case:
     """A case of `claim` with its axis `values` put into the claim's data and into `spec`."""
-    base = {
+    base: dict[str, object] = {
         "call": claim.call,
         "expect": claim.expect,
         "errnos": claim.errnos,
@@ -165,7 +292,7 @@ def make_case(verb: Verb, claim: Claim, variant: str, values: Mapping[str, Any],
         transports=claim.transports,
         layer=claim.layer,
         axes=tuple((str(name), readable(value)) for name, value in values.items()),
-        spec=frozen(substitute(base, values)),
+        spec=cast(Spec, frozen(substitute(base, values))),  # base's keys, the claim's data and the kind's (Spec)
         family=verb.family,
     )
 

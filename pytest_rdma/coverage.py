@@ -141,8 +141,8 @@ def load_results(path: Path) -> dict[str, list[str]]:
         for child, label in (("failure", "DEVIATES"), ("error", "error"), ("skipped", "skipped")):
             found = case.find(child)
             if found is not None:
-                message = (found.get("message") or "").splitlines()[0:1]
-                outcome = f"{label}: {message[0]}" if message and label != "DEVIATES" else label
+                first = (found.get("message") or "").splitlines()[0:1]
+                outcome = f"{label}: {first[0]}" if first and label != "DEVIATES" else label
                 break
         outcomes.setdefault(name, []).append(outcome)
     return outcomes

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import pytest
 
@@ -39,6 +39,9 @@ try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - older Pythons
     import tomli as tomllib  # type: ignore[no-redef]
+
+if TYPE_CHECKING:
+    from pytest_rdma.report.record import CheckInfo, Record
 
 SHIPPED_DIR = Path(__file__).with_name("expectations")
 SCOPES = ("kernel", "rdma_core", "firmware")
@@ -83,6 +86,20 @@ def in_range(version: str, spec: str) -> bool:
     return True
 
 
+class WaiverRecord(TypedDict, total=False):
+    """A waiver as records and the results' `waivers` hold it (Waiver.as_dict), with its status or why."""
+
+    pattern: str
+    reason: str
+    link: str
+    observed: dict[str, object]
+    file: str
+    line: int
+    scopes: dict[str, str]
+    status: str  # in a record: applied, fixed or mismatch
+    why: str  # in the results' stale and refused lists
+
+
 @dataclass(frozen=True)
 class Waiver:
     """One expected deviation of one driver."""
@@ -90,7 +107,7 @@ class Waiver:
     pattern: str
     reason: str
     link: str
-    observed: Mapping[str, Any]
+    observed: Mapping[str, object]  # TOML values of the waiver's `observed` table
     driver: str
     file: str
     line: int
@@ -103,17 +120,17 @@ class Waiver:
     def matches(self, stable_id: str) -> bool:
         return id_pattern(self.pattern).fullmatch(stable_id) is not None
 
-    def applies_to(self, identity: Mapping[str, Any]) -> bool:
+    def applies_to(self, identity: Mapping[str, str]) -> bool:
         return all(in_range(str(identity.get(scope, "")), spec) for scope, spec in self.scopes.items())
 
-    def matches_observation(self, observation: Mapping[str, Any]) -> bool:
+    def matches_observation(self, observation: Mapping[str, object]) -> bool:
         """Every key the waiver records has the value the deviation observed."""
         return all(str(observation.get(key)) == str(value) for key, value in self.observed.items())
 
     def observed_text(self) -> str:
         return ", ".join(f"{key} = {value}" for key, value in self.observed.items())
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> WaiverRecord:
         return {
             "pattern": self.pattern,
             "reason": self.reason,
@@ -136,7 +153,7 @@ class Expectations:
         for waiver in waivers:
             self.by_driver.setdefault(waiver.driver, []).append(waiver)
 
-    def find(self, info: Mapping[str, Any]) -> Waiver | None:
+    def find(self, info: CheckInfo) -> Waiver | None:
         identity = info.get("identity") or {}
         for waiver in self.by_driver.get(info.get("driver", ""), ()):
             if waiver.matches(info["stable_id"]) and waiver.applies_to(identity):
@@ -151,8 +168,8 @@ class Expectations:
 
 
 def review(
-    expectations: Expectations, records: Iterable[Mapping[str, Any]], known: Iterable[str] | None = None
-) -> dict[str, list[dict[str, Any]]]:
+    expectations: Expectations, records: Iterable[Record], known: Iterable[str] | None = None
+) -> dict[str, list[WaiverRecord]]:
     """Waivers of the drivers this run tested that match no check ("stale"), or only checks that were
     not exercised or unsupported ("refused": nothing was observed for them to hold on).
 
@@ -163,7 +180,8 @@ def review(
     records = list(records)
     known = set(known or ())
     drivers = {r.get("driver") for r in records if r.get("driver")}
-    stale, refused = [], []
+    stale: list[WaiverRecord] = []
+    refused: list[WaiverRecord] = []
     for waiver in expectations.all():
         if waiver.driver not in drivers:
             continue
@@ -220,7 +238,7 @@ def parse(text: str, path: Path) -> list[Waiver]:
     return [_waiver(entry, driver, path, lines[i] if i < len(lines) else 1, seen) for i, entry in enumerate(entries)]
 
 
-def _waiver(entry: Any, driver: str, path: Path, line: int, seen: dict[str, int]) -> Waiver:
+def _waiver(entry: object, driver: str, path: Path, line: int, seen: dict[str, int]) -> Waiver:
     if not isinstance(entry, dict):
         raise _fail(path, line, "each [[waiver]] must be a table")
     unknown = sorted(set(entry) - WAIVER_KEYS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +20,9 @@ from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.kinds.load import KINDS
 from pytest_rdma.kinds.registry import UNTESTABLE
 from pytest_rdma.running import run_case
+
+if TYPE_CHECKING:
+    from pytest_rdma.provider.device import DeviceUnderTest
 
 
 def loadable(*sonames: str) -> bool:
@@ -74,7 +77,7 @@ def process_marks(case: Case) -> list[pytest.MarkDecorator]:
 def verb_test(verb: Verb, cases: list[Case]) -> Callable[..., None]:
     if verb.family in ("ibv", "rdmacm"):
 
-        def check(rdma_dut: Any, rdma_case: Case, request: pytest.FixtureRequest) -> None:
+        def check(rdma_dut: DeviceUnderTest, rdma_case: Case, request: pytest.FixtureRequest) -> None:
             run_case(request, rdma_case, rdma_dut)
 
     else:

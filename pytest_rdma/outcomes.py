@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 # The outcome names used in every report.
 CONFORMS = "conforms"
@@ -36,9 +35,9 @@ class Deviation(AssertionError):
 
     expected: str
     observed: str
-    observation: Mapping[str, Any] = field(default_factory=dict)  # {"errno": "EINVAL"}, {"returned": 0}, ...
+    observation: Mapping[str, object] = field(default_factory=dict)  # {"errno": "EINVAL"}, {"returned": 0}, ...
     ref: str = ""  # the source, when it is not the case's own (a precondition's page)
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, object] = field(default_factory=dict)
     call: int | None = None  # index of the decisive call in the check's log
 
     def __post_init__(self) -> None:

@@ -105,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
     catalogue = catalogue_of(options, validated=not hasattr(config, "workerinput"))
     before = generate.activate(catalogue)
     # A session in the same process later (pytester's in-process runs) starts from what was active.
-    config.add_cleanup(lambda: generate.activate(before))
+    config.add_cleanup(lambda: generate.activate(before))  # type: ignore[arg-type]  # its return value is unused
     # `pytest --rdma-dev=rxe0` with no test path (and no testpaths setting): the packaged suite.
     if options.devices and config.args_source == pytest.Config.ArgsSource.INVOCATION_DIR:
         config.args[:] = [str(suite_dir())]

@@ -7,7 +7,7 @@ so the reporters read it as data: a skip's message is for people, never parsed b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 import pytest
 
@@ -16,6 +16,7 @@ from pytest_rdma.cases import Case
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.load import KINDS
 from pytest_rdma.outcomes import NOT_EXERCISED, UNSUPPORTED, Blocked, NotExercised, Unsupported
+from pytest_rdma.provider.device import DeviceUnderTest
 
 
 @dataclass
@@ -35,12 +36,13 @@ class Run:
 RUN = pytest.StashKey[Run]()
 
 
-def run_case(request: pytest.FixtureRequest, case: Case, dut: Any) -> None:
+def run_case(request: pytest.FixtureRequest, case: Case, dut: DeviceUnderTest | None) -> None:
     """Run `case` on `dut` (None for a case blocked everywhere); pytest's outcome follows its verdict."""
     run = request.node.stash[RUN] = Run(case, getattr(dut, "name", ""))
     if case.blocked:
         run.skipped_as, run.reason, run.blocked = UNSUPPORTED, case.blocked, True
         pytest.skip(f"blocked: {case.blocked}")
+    dut = cast(DeviceUnderTest, dut)  # None only for a blocked case, which skipped above
     check = Check(case, dut, dut.catalogue)
     run.calls = check.calls.log
     run.steps = check.steps

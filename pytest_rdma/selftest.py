@@ -108,8 +108,9 @@ def main(argv: list[str]) -> int:
     steps: list[Step] = []
 
     print(f"selftest: 1/{count} host tests (tests/unit)", flush=True)
-    host = Step("host tests", junit=reports / "host-tests.xml")
-    host.code = _pytest("unit", passthrough, host.junit)
+    junit = reports / "host-tests.xml"
+    host = Step("host tests", junit=junit)
+    host.code = _pytest("unit", passthrough, junit)
     steps.append(host)
 
     print(f"selftest: 2/{count} lab tests (tests/lab) on rxe0 and siw0", flush=True)
@@ -132,9 +133,10 @@ def main(argv: list[str]) -> int:
     # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
     # after the in-VM tests so that only one VM of the self-test runs at a time.
     print(f"selftest: 3/{count} host-side lab tests (tests/host_lab): one more VM boot", flush=True)
-    host_lab = Step("host-side lab tests", junit=reports / "host-side-lab-tests.xml")
+    junit = reports / "host-side-lab-tests.xml"
+    host_lab = Step("host-side lab tests", junit=junit)
     host_lab.code = _pytest(
-        "host_lab", passthrough, host_lab.junit, env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))
+        "host_lab", passthrough, junit, env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))
     )
     steps.append(host_lab)
 
@@ -146,8 +148,9 @@ def main(argv: list[str]) -> int:
             f"debootstrap root, one more VM boot",
             flush=True,
         )
-        fresh = Step("fresh Debian 12 machine", junit=reports / "fresh-debian-12.xml")
-        fresh.code = _pytest("fresh", ["-rA"], fresh.junit)
+        junit = reports / "fresh-debian-12.xml"
+        fresh = Step("fresh Debian 12 machine", junit=junit)
+        fresh.code = _pytest("fresh", ["-rA"], junit)
         steps.append(fresh)
 
     for line in summary(steps):

@@ -13,11 +13,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Union, cast
 
 import pytest
 
 GUARD_MODES = ("fail", "report", "off")
+# An option's value once read: what its parse function returns, or its default.
+Value = Union[tuple[str, ...], int, bool, str, None]
 
 
 def _names(values: Sequence[str]) -> tuple[str, ...]:
@@ -73,8 +75,8 @@ class Option:
     flag: str  # "--rdma-port"
     ini: str  # "rdma_port"
     env: str  # "RDMA_PORT"
-    parse: Callable[[Sequence[str]], Any]
-    default: Any
+    parse: Callable[[Sequence[str]], Value]
+    default: Value
     help: str
     metavar: str = ""
     many: bool = False  # repeatable on the command line, a line list in ini files, comma separated in env
@@ -258,7 +260,8 @@ def add_options(parser: pytest.Parser) -> None:
                 metavar=option.metavar,
                 help=help_text,
             )
-        parser.addini(option.ini, help_text, type="linelist" if option.many else None, default=None)
+        # mypy 2.4 takes the string for a type's name (a TypeForm); it is addini's ini type "linelist".
+        parser.addini(option.ini, help_text, type="linelist" if option.many else None, default=None)  # type: ignore[maybe-unrecognized-str-typeform]
 
 
 def _raw(config: pytest.Config, option: Option) -> tuple[list[str], str] | None:
@@ -278,14 +281,32 @@ def _raw(config: pytest.Config, option: Option) -> tuple[list[str], str] | None:
     return None
 
 
+class Values(TypedDict):
+    """Every option's value once read, by its name: the type its parse function returns (OPTIONS)."""
+
+    devices: tuple[str, ...]
+    port: int
+    gid_index: int
+    expectations: tuple[str, ...] | None
+    strict: bool
+    json: str | None
+    junit: str | None
+    allure: str | None
+    reproducers: str | None
+    confirm: bool
+    leaks: str
+    kernel_log: str
+    catalogue_extra: tuple[str, ...]
+
+
 def read(config: pytest.Config) -> Settings:
     """All settings, or one pytest.UsageError for the first that does not parse."""
-    values: dict[str, Any] = {}
+    parsed: dict[str, Value] = {}
     sources: list[tuple[str, str]] = []
     for option in OPTIONS:
         raw = _raw(config, option)
         if raw is None:
-            values[option.name] = option.default
+            parsed[option.name] = option.default
             continue
         texts, where = raw
         try:
@@ -294,11 +315,13 @@ def read(config: pytest.Config) -> Settings:
             shown = ",".join(texts)
             raise pytest.UsageError(f"{option.ini} = {shown!r} ({where}): {exc}") from None
         if option.name == "expectations":
-            value = _expectation_paths(config, value, where)
-        values[option.name] = value
+            value = _expectation_paths(config, cast("tuple[str, ...]", value), where)  # what _paths returns
+        parsed[option.name] = value
         sources.append((option.name, where))
+    # cast: every option's parse function returns, and its default is, the type Values gives its name.
+    values = cast(Values, parsed)
     json_path = Path(values["json"]) if values["json"] else None
-    reproducers = values["reproducers"]
+    reproducers: str | Path | None = values["reproducers"]
     if reproducers is None:
         reproducers = json_path.parent / "reproducers" if json_path else Path("rdma-reproducers")
     outputs = {

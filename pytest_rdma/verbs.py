@@ -32,12 +32,14 @@ from pytest_rdma.catalogue.model import (
     Expect,
     Flags,
     Need,
+    Opcode,
     Param,
     Ref,
     Resource,
     Source,
     Step,
     Transition,
+    Value,
     Var,
     Verb,
 )
@@ -564,7 +566,7 @@ _LOOPBACK_AV = {
 }
 # The valid value of each attribute: distinctive, so a failed call that still applied some
 # of them shows in the next read-back (none equals what a fresh QP reports).
-_QP_ATTR_VALUES = {
+_QP_ATTR_VALUES: dict[str, dict[str, Value]] = {
     "IBV_QP_STATE": {"qp_state": "{to}"},
     "IBV_QP_CUR_STATE": {"cur_qp_state": "{from}"},
     "IBV_QP_EN_SQD_ASYNC_NOTIFY": {"en_sqd_async_notify": 1},
@@ -1474,7 +1476,8 @@ ibv_create_qp_ex = Verb(
             needs=_RSS_NEEDS,
             errnos=("EINVAL",),
             layer="libibverbs",
-            call={"qp_init_attr_ex": {**_RSS_QP, "cap": {**_RSS_QP["cap"], "max_recv_wr": 1}}},
+            # _RSS_QP["cap"] is the dict written in _RSS_QP above (its values are typed as any Value).
+            call={"qp_init_attr_ex": {**_RSS_QP, "cap": {**_RSS_QP["cap"], "max_recv_wr": 1}}},  # type: ignore[dict-item]
         ),
         Claim(
             "tso-header-gated",
@@ -1929,7 +1932,8 @@ _DEVICE_ATTR_FIELDS = (
     ("local_ca_ack_delay", "local_ca_ack_delay"),
     ("phys_port_cnt", "phys_port_cnt"),
 )
-_ODP = {
+# ibv_query_device_ex's ODP fields: their names in struct ibv_device_attr_ex (the capability is _ODP, below).
+_ODP_FIELDS = {
     "odp_caps.general_odp_caps": "odp_caps.general_caps",
     "odp_caps.per_transport_caps.rc_odp_caps": "odp_caps.per_transport_caps.rc_odp_caps",
     "odp_caps.per_transport_caps.uc_odp_caps": "odp_caps.per_transport_caps.uc_odp_caps",
@@ -2006,7 +2010,7 @@ ibv_query_device_ex = Verb(
             steps=_QUERY_EX,
             params={
                 "root": "q:attr",
-                "fields": _ODP,
+                "fields": _ODP_FIELDS,
                 "relations": tuple(
                     ("odp_caps.general_odp_caps&IBV_ODP_SUPPORT", "0=>0", f"odp_caps.per_transport_caps.{t}_odp_caps")
                     for t in ("rc", "uc", "ud")
@@ -7708,7 +7712,7 @@ ibv_destroy_flow_action = Verb(
 # whether it consumes a receive at the peer, the completions it yields, where its data goes
 # (recv: into the peer's receive buffer; remote: into the peer's memory; local: back from it),
 # and the remote access the target's memory region must grant.
-_OPCODES = {
+_OPCODES: dict[str, Opcode] = {
     "IBV_WR_SEND": {"send_wc": "IBV_WC_SEND", "recv_wc": "IBV_WC_RECV", "consumes_recv": True, "data": "recv"},
     "IBV_WR_SEND_WITH_IMM": {
         "send_wc": "IBV_WC_SEND",
@@ -8262,7 +8266,7 @@ def _wr_void(name: str, params: tuple[Param, ...], summary: str, **more: object)
         summary=summary,
         params=(_QPX, *params),
         contract=Contract(requires=(Resource("qp", role="qp"),)),
-        **more,  # type: ignore[arg-type]
+        **more,
     )
 
 

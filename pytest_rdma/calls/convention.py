@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno as errno_module
 from dataclasses import dataclass
 
+from pytest_rdma.calls.record import CValue
 from pytest_rdma.catalogue.model import (
     RETURNS_COUNT,
     RETURNS_ERRNO,
@@ -29,7 +30,7 @@ class Judged:
     problem: str  # a breach of the convention, or ""
 
 
-def judge(returns: str, value: object, c_errno: int) -> Judged:
+def judge(returns: str, value: CValue, c_errno: int) -> Judged:
     if returns == RETURNS_ERRNO:
         code = int(value or 0)
         if code == 0:

@@ -14,21 +14,21 @@ from __future__ import annotations
 import ctypes
 import mmap
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import cast
 
 from pytest_rdma.calls.convention import judge
-from pytest_rdma.calls.marshal import marshal, parse_ctype, read_object, read_struct, struct_class
+from pytest_rdma.calls.marshal import Marshalled, marshal, parse_ctype, read_object, read_struct, struct_class
 from pytest_rdma.calls.payload import payload
-from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.calls.record import Call, CValue, Handle, Readback, Resolved, Result
 from pytest_rdma.calls.values import Scope, number, resolve
 from pytest_rdma.cases import substitute
-from pytest_rdma.catalogue.model import RETURNS_POINTER, Verb
+from pytest_rdma.catalogue.model import RETURNS_POINTER, Value, Verb
 from pytest_rdma.ibv import lib, mirrors, rdmacm
 
 _OWNERS: dict[tuple[int, str], str] = {}
 
 
-def context_of(args: Mapping[str, Any]) -> int:
+def context_of(args: Mapping[str, Resolved]) -> int:
     """The ibv_context a call's first object argument belongs to (0 if none).
 
     Read before the call: a destroy verb frees the object it is given.
@@ -60,17 +60,17 @@ def decided_above(call: Call) -> str:
     return "libibverbs" if call.owner.startswith("libibverbs") else ""
 
 
-def _count(value: Any) -> int:
+def _count(value: Resolved) -> int:
     from pytest_rdma.calls.values import number
 
-    return max(int(number(value) or 0), 0)
+    return max(int(cast(int, number(value)) or 0), 0)  # a count parameter's value: a number (or None)
 
 
-def _read_out(verb: Verb, name: str, obj: Any, marshalled: Any) -> Any:
+def _read_out(verb: Verb, name: str, obj: object, marshalled: Marshalled) -> Readback:
     """An out parameter as plain data; a `struct X **` naming an element of an array argument becomes its index."""
     ctype = parse_ctype(verb.param(name).ctype)
     if ctype.aggregate and ctype.pointers == 2:
-        address = obj.value
+        address = cast(ctypes.c_void_p, obj).value  # the cell marshal allocated for a `struct X **`
         index = marshalled.index_in(ctype.base, address)
         return {"index": index} if index is not None else ({"address": address} if address else None)
     return read_struct(obj)
@@ -79,7 +79,8 @@ def _read_out(verb: Verb, name: str, obj: Any, marshalled: Any) -> Any:
 def out_address(call: Call, param: str) -> int:
     """The pointer a `struct X **` out parameter received (0 for NULL), as _read_out recorded it."""
     written = call.outs.get(param) or {}
-    return int(written.get("address", 0)) if isinstance(written, Mapping) else int(written)
+    # {"address": n} (or {"index": n}) as _read_out wrote it, or the number of a scalar out.
+    return int(cast(int, written.get("address", 0))) if isinstance(written, Mapping) else int(cast(int, written))
 
 
 def return_ctype(verb: Verb) -> str:
@@ -97,9 +98,9 @@ def kind_of_ctype(ctype: str) -> str:
     return f"{base}_list" if parsed.pointers > 1 else base
 
 
-def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(value: Mapping[str, Value], prefix: str = "") -> dict[str, Value]:
     """{"cap": {"max_send_wr": 1}} -> {"cap.max_send_wr": 1}: one spelling for struct fields."""
-    out: dict[str, Any] = {}
+    out: dict[str, Value] = {}
     for key, item in value.items():
         path = f"{prefix}{key}"
         if isinstance(item, Mapping):
@@ -109,10 +110,10 @@ def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def arguments(verb: Verb, overrides: Mapping[str, Any], variables: Mapping[str, Any]) -> dict[str, Any]:
+def arguments(verb: Verb, overrides: Mapping[str, Value], variables: Mapping[str, Value]) -> dict[str, Value]:
     """Each parameter's value: its default with `variables` put in, then `overrides` applied."""
     defaults = {**verb.tables.get("vars", {}), **variables}
-    values: dict[str, Any] = {}
+    values: dict[str, Value] = {}
     for param in verb.params:
         default = substitute(param.default, defaults)
         values[param.name] = flatten(default) if isinstance(default, Mapping) else default
@@ -123,11 +124,12 @@ def arguments(verb: Verb, overrides: Mapping[str, Any], variables: Mapping[str, 
             raise LookupError(f"{verb.name} has no parameter {name!r} (given {key!r})")
         if not path:
             if isinstance(value, Mapping) and isinstance(values[name], Mapping):
-                values[name] = {**values[name], **flatten(value)}  # a struct given in part: merged into the default
+                # A struct given in part: merged into the default (a Mapping: tested just above).
+                values[name] = {**cast("Mapping[str, Value]", values[name]), **flatten(value)}
             else:
                 values[name] = flatten(value) if isinstance(value, Mapping) else value
             continue
-        fields = dict(values[name]) if isinstance(values[name], Mapping) else {}
+        fields = dict(cast("Mapping[str, Value]", values[name])) if isinstance(values[name], Mapping) else {}
         for existing in [k for k in fields if k == path or k.startswith(path + ".")]:
             del fields[existing]  # a whole sub-struct given replaces its fields
         fields.update(flatten(value, path + ".") if isinstance(value, Mapping) else {path: value})
@@ -135,14 +137,14 @@ def arguments(verb: Verb, overrides: Mapping[str, Any], variables: Mapping[str, 
     return values
 
 
-def _store(verb: Verb, resolved: Mapping[str, Any], path: str, value: Any) -> None:
+def _store(verb: Verb, resolved: Mapping[str, Resolved], path: str, value: Resolved) -> None:
     """Write one field of the object passed as a parameter (path "param.field")."""
     name, _, member = path.partition(".")
     handle = resolved.get(name)
     if not isinstance(handle, Handle) or not member or "." in member:
         raise LookupError(f"{verb.name}: {path!r} is not a field of an object argument")
     obj = struct_class(parse_ctype(handle.ctype).base).from_address(handle.address)
-    setattr(obj, member, int(number(value)))
+    setattr(obj, member, int(cast(int, number(value))))  # a field written before the call: a number
 
 
 class Calls:
@@ -163,11 +165,11 @@ class Calls:
     def invoke(
         self,
         verb_name: str,
-        args: Mapping[str, Any] | None = None,
+        args: Mapping[str, Value] | None = None,
         *,
-        variables: Mapping[str, Any] | None = None,
+        variables: Mapping[str, Value] | None = None,
         phase: str = "call",
-        sets: Mapping[str, Any] | None = None,
+        sets: Mapping[str, Value] | None = None,
     ) -> Call:
         """Call `verb_name`; `sets` ("param.field": value) are fields of an object argument written
         just before the call, as C writes qpx->wr_id before ibv_wr_send(qpx)."""
@@ -206,12 +208,12 @@ class Calls:
             self._track(verb, call)
         return call
 
-    def _result(self, verb: Verb, value: Any, ok: bool | None) -> Any:
+    def _result(self, verb: Verb, value: CValue, ok: bool | None) -> Result:
         if verb.returns != RETURNS_POINTER or not ok:
             return value
         ctype = return_ctype(verb)
         kind = kind_of_ctype(ctype)
-        return Handle(self.name(kind), kind, ctype, int(value))
+        return Handle(self.name(kind), kind, ctype, int(cast(int, value)))  # a pointer verb's success: an address
 
     def _track(self, verb: Verb, call: Call) -> None:
         """Own what the call created; forget what it destroyed."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pytest_rdma.calls.record import ArrayArg, Field, Handle, OutArg, StructArg, Sym
 from pytest_rdma.calls.values import number
@@ -98,7 +98,10 @@ def array_memory(value: Array) -> Any:
     """The ctypes memory an Array lays out: pointers (addresses), or the bytes themselves."""
     if isinstance(value.items, bytes):
         return (ctypes.c_uint8 * max(len(value.items), 1)).from_buffer_copy(value.items.ljust(1, b"\0"))
-    return (ctypes.c_void_p * max(len(value.items), 1))(*(number(item) or None for item in value.items))
+    # Each item resolved: an object (Handle), a field of one or a number, whose number is an address.
+    return (ctypes.c_void_p * max(len(value.items), 1))(
+        *(cast("int | None", number(item)) or None for item in value.items)
+    )
 
 
 def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
@@ -256,6 +259,7 @@ def marshal(params: list[tuple[Any, ...]], values: Mapping[str, Any]) -> Marshal
 
 
 def _one(name: str, ctype: CType, direction: str, value: Any, result: Marshalled) -> tuple[Any, Any]:
+    record: ArrayArg | StructArg  # what the record shows for an array of structs, or for a struct
     if ctype.pointers == 0:
         return number(value) if value is not None else 0, value if value is not None else 0
     if isinstance(value, Handle):

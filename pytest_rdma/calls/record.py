@@ -6,10 +6,39 @@ import errno as errno_module
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Union
+
+from pytest_rdma.catalogue.model import Array
 
 # Linux gives EOPNOTSUPP and ENOTSUP one number; the verbs pages and headers say EOPNOTSUPP.
 _PREFERRED = {errno_module.EOPNOTSUPP: "EOPNOTSUPP", errno_module.EWOULDBLOCK: "EAGAIN"}
+
+
+# A verb's C return value as the binding gives it: an int (a pointer as its address), None for NULL
+# or void, bytes for a char *.
+CValue = Union[int, bytes, None]
+
+# Data read back from the provider (marshal.read_struct): numbers, bytes (a GID, a C string), structs
+# and arrays of them as dicts and lists; an out `struct X **` as {"index": n} or {"address": n}.
+Readback = Union[int, bytes, str, None, Mapping[str, "Readback"], list["Readback"]]
+
+# A C struct read back (marshal.read_struct): its fields by name.
+Struct = Mapping[str, Readback]
+
+# A catalogue value resolved for one call (calls/values.py): a number, a flag (Sym), an object or a
+# buffer (Handle), a field of an object (Field), text, memory to lay out (Array), a device fact or a
+# value read back, and struct fields (mappings) and lists of structs (tuples) of these.
+Resolved = Union[
+    int, str, bytes, None, "Handle", "Sym", "Field", Array, Readback, Mapping[str, "Resolved"], tuple["Resolved", ...]
+]
+
+# What a call's record shows for an argument or a struct field: a resolved value, or what the call
+# layer built of it (a struct, an array of structs, an out parameter it allocated).
+Shown = Union[Resolved, "StructArg", "ArrayArg", "OutArg"]
+
+# What a call's result is: the Handle a returned pointer became, or the C value itself (a replay's
+# stand-in for an earlier call's number: a Sym naming it, as r12).
+Result = Union["Handle", "Sym", CValue]
 
 
 def errno_name(code: int) -> str:
@@ -27,7 +56,7 @@ class Handle:
     ctype: str  # "struct ibv_pd *", "void *"
     address: int
     size: int = 0  # for a buffer
-    keep: Any = None  # the Python object that keeps the memory alive (a buffer, a struct)
+    keep: object = None  # the Python object that keeps the memory alive (a buffer, a struct)
     alive: bool = True  # False once a destroy verb freed it
     seed: int | None = None  # for a buffer filled with a payload (payload.py)
 
@@ -90,7 +119,7 @@ class StructArg:
     """A struct passed by pointer: its C type and the fields set, in the order they were given."""
 
     ctype: str  # "struct ibv_qp_attr"
-    fields: tuple[tuple[str, Any], ...]  # (dotted path, Handle | Sym | int | bytes | None)
+    fields: tuple[tuple[str, Shown], ...]  # (dotted path, Handle | Sym | int | bytes | None)
 
 
 @dataclass(frozen=True)
@@ -115,28 +144,28 @@ class Call:
 
     index: int
     verb: str
-    args: tuple[tuple[str, Any], ...]  # parameter name -> Handle | Sym | int | StructArg | OutArg | None
-    value: Any  # the raw C return value (pointers as int or None)
-    result: Any  # the Handle a pointer became, or the value as the convention reads it
+    args: tuple[tuple[str, Shown], ...]  # parameter name -> Handle | Sym | int | StructArg | OutArg | None
+    value: CValue  # the raw C return value (pointers as int or None)
+    result: Result  # the Handle a pointer became, or the value as the convention reads it
     errno: int  # errno right after the call (set to 0 before it)
     route: str  # who answered: "libibverbs", "provider:<op>", "libibverbs:<reason>"
     ok: bool | None  # success by the verb's convention (None where the verb cannot fail)
     problem: str = ""  # a breach of the return convention itself (negative errno, errno 0 on failure)
-    outs: Mapping[str, Any] = field(default_factory=dict)  # out/inout params read back after the call
+    outs: Mapping[str, Readback] = field(default_factory=dict)  # out/inout params read back after the call
     phase: str = "call"  # "setup", "call", "step", "readback" or "teardown"
     owner: str = ""  # for a provider op: the shared object whose code answered (librxe-rdmav34.so, ...)
     repeat: int = 0  # a poll that found nothing, made this many times more before this one (collapsed)
     named_outs: dict[str, str] = field(default_factory=dict)  # out param -> the name an object it returned got
     # Fields of an object argument written just before the call ("qp.wr_id", value): qpx->wr_id = 1.
-    sets: tuple[tuple[str, Any], ...] = ()
+    sets: tuple[tuple[str, Resolved], ...] = ()
 
-    def set_targets(self) -> list[tuple[str, Any]]:
+    def set_targets(self) -> list[tuple[str, Resolved]]:
         """Each written field as C names it ("qpx0->wr_id"), with its value."""
         given = dict(self.args)
         out = []
         for path, value in self.sets:
             param, _, member = path.partition(".")
-            out.append((f"{given.get(param)}->{member}", value))
+            out.append((f"{given.get(param)!s}->{member}", value))  # the object argument's Handle: its name
         return out
 
     @property
@@ -150,8 +179,9 @@ class Call:
     def outcome_text(self) -> str:
         """ "-> 0", "-> qp1", "-> NULL, errno EINVAL (22)": what a step line ends with."""
         shown = "NULL" if self.value is None else self.value
+        # !s spells out what str() shows: a char * the verb returned shows as its bytes' repr (b'...').
         if self.ok is False:
-            text = f"-> {shown}, errno {self.errno_name} ({self.errno})"
+            text = f"-> {shown!s}, errno {self.errno_name} ({self.errno})"
         else:
-            text = f"-> {self.result if self.result is not None else shown}"
+            text = f"-> {self.result if self.result is not None else shown!s}"
         return f"{text}; {self.problem}" if self.problem else text

@@ -15,7 +15,7 @@ import json
 import pprint
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict, Union, cast
 
 from pytest_rdma.calls.invoke import return_ctype
 from pytest_rdma.calls.marshal import TRAILING, parse_ctype
@@ -26,6 +26,8 @@ from pytest_rdma.calls.record import (
     Field,
     Handle,
     OutArg,
+    Resolved,
+    Shown,
     StructArg,
     Sym,
     result_index,
@@ -33,6 +35,29 @@ from pytest_rdma.calls.record import (
 )
 from pytest_rdma.calls.values import is_flag_expr
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Array, Verb
+
+# A struct's trailing specs as its record holds them (marshal.TRAILING): (struct name, fields) pairs.
+Specs = tuple[tuple[str, Mapping[str, Resolved]], ...]
+
+# A recorded value as the replay's JSON spells it (encode): objects, fields, flags and bytes as
+# {"$handle": ...}-style mappings, structs as mappings, arrays as lists.
+Encoded = Union[int, str, None, list["Encoded"], dict[str, "Encoded"]]
+
+# One call of a Python reproducer's CALLS (python_script), as replay.replay reads it.
+RecordedCall = TypedDict(
+    "RecordedCall",
+    {
+        "index": int,
+        "verb": str,
+        "args": "dict[str, Encoded]",
+        "as": "str | None",  # the name of the object it returned
+        "outs_as": "dict[str, str]",  # out parameter -> the name of the object it returned
+        "sets": "dict[str, Encoded]",  # only where the call wrote fields of an object argument first
+        "step": "str | None",
+        "phase": str,
+    },
+    total=False,
+)
 
 SESSION_HANDLES = ("ctx", "device")
 POLL_TRIES = 10000  # with 1 ms between tries: the 10 s a check waits for a completion
@@ -44,12 +69,12 @@ def step_line(call: Call) -> str:
     return f"{written}{call.verb}({', '.join(_short(value) for _, value in call.args)}) {call.outcome_text()}"
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:  # a Shown, or an item of an Array
     if isinstance(value, ArrayArg):
         return "[" + ", ".join(_short(item) for item in value.items) + "]"
     if isinstance(value, StructArg):
         inner = ", ".join(f"{path}={_short(v)}" for path, v in value.fields if path != TRAILING)
-        specs = dict(value.fields).get(TRAILING, ())
+        specs = cast(Specs, dict(value.fields).get(TRAILING, ()))  # marshal.build_struct's layout of them
         more = "".join(f" + {name}{{...}}" for name, _ in specs)
         return f"{{{inner}}}{more}"
     if isinstance(value, OutArg):
@@ -63,7 +88,7 @@ def _short(value: Any) -> str:
 
 
 # -- C ---------------------------------------------------------------------------------------------
-def c_literal(value: Any) -> str:
+def c_literal(value: object) -> str:  # a Shown, or an item of an Array
     if value is None:
         return "NULL"
     if isinstance(value, bool):
@@ -95,7 +120,7 @@ class CProgram:
 
     def struct(self, name: str, arg: StructArg) -> str:
         """Declare and fill a struct argument; the expression that passes it."""
-        specs = dict(arg.fields).get(TRAILING, ())
+        specs = cast(Specs, dict(arg.fields).get(TRAILING, ()))  # marshal.build_struct's layout of them
         if specs:
             members = " ".join(f"struct {spec} spec{i};" for i, (spec, _) in enumerate(specs))
             # Packed, so the specs follow the head with no padding, as the flow API reads them;
@@ -127,7 +152,7 @@ class CProgram:
                 self.emit(f"{name}[{index}].next = &{name}[{index + 1}];")
         return name
 
-    def assign(self, target: str, fields: Sequence[tuple[str, Any]]) -> None:
+    def assign(self, target: str, fields: Sequence[tuple[str, Shown]]) -> None:
         for path, value in fields:
             if isinstance(value, ArrayArg):
                 inner = f"{target.replace('[', '_').replace(']', '').replace('.', '_')}_{path.replace('.', '_')}"
@@ -204,8 +229,8 @@ class CProgram:
             self.declared.add(result)
         else:
             ctype = return_ctype(verb)
-            declared = result in self.declared
-            self.emit(f"{result} = {invocation};" if declared else f"{ctype} {result} = {invocation};")
+            known = result in self.declared
+            self.emit(f"{result} = {invocation};" if known else f"{ctype} {result} = {invocation};")
             self.declared.add(result)
         self.emit(f"int e{call.index} = errno;")
         self.report(call, verb, result)
@@ -245,7 +270,7 @@ def _out_expr(call: Call, path: str) -> str:
     return f"a{call.index}_{root}.{rest}" if rest else f"a{call.index}_{root}"
 
 
-def _literal_of(value: Any) -> str:
+def _literal_of(value: Shown) -> str:
     if isinstance(value, str) and value.isidentifier():
         return value
     return c_literal(value)
@@ -257,7 +282,7 @@ EVENT_WAIT_MS = 10000  # as long as the notify check waits for an event (kinds.t
 def observation_c(
     call: Call,
     verb: Verb,
-    observation: Mapping[str, Any],
+    observation: Mapping[str, object],
     program: CProgram,
     calls: Sequence[Call],
     steps: Mapping[str, int],
@@ -280,7 +305,9 @@ def observation_c(
         root, _, rest = str(observation["field"]).partition(".")
         holder = calls[steps[root]] if root in steps else call
         path = rest if root in steps else str(observation["field"])
-        return f"(long long)({_out_expr(holder, path)}) == {int(observation['value'])}"
+        return (
+            f"(long long)({_out_expr(holder, path)}) == {int(cast(int, observation['value']))}"  # an int: tested above
+        )
     if "state" in observation:
         return f"{_out_expr(call, 'attr.qp_state')} == IBV_QPS_{observation['state']}"
     if "bad_wr" in observation:
@@ -290,18 +317,20 @@ def observation_c(
         listed = next((name for name, value in call.args if isinstance(value, ArrayArg)), None)
         if listed is None:
             return ""
-        return f"{_out_expr(call, 'bad_wr')} == &{_out_expr(call, listed)}[{int(observation['bad_wr'])}]"
+        index = cast(int, observation["bad_wr"])  # not NULL: the index of the element (kinds/traffic.py)
+        return f"{_out_expr(call, 'bad_wr')} == &{_out_expr(call, listed)}[{int(index)}]"
+    # A data observation's length and offsets are numbers of bytes (kinds/datapath.py, kinds/windows.py).
     if observation.get("data") == "placed":
-        return f"!all_zero((void *){observation['region']}->addr, {int(observation['length'])})"
+        return f"!all_zero((void *){observation['region']}->addr, {int(cast(int, observation['length']))})"
     if observation.get("data") == "differs":
         # The bytes may come from inside the source (a READ through a window reads at an offset).
-        source_offset = int(observation.get("source_offset", 0))
+        source_offset = int(cast(int, observation.get("source_offset", 0)))
         source = f"{observation['source']}->addr"
         if source_offset:
             source = f"(char *){source} + {source_offset}"
         return (
-            f"memcmp((char *){observation['region']}->addr + {int(observation.get('offset', 0))}, "
-            f"{source}, {int(observation['length'])}) != 0"
+            f"memcmp((char *){observation['region']}->addr + {int(cast(int, observation.get('offset', 0)))}, "
+            f"{source}, {int(cast(int, observation['length']))}) != 0"
         )
     if observation.get("async_event") == "none":
         # No asynchronous event on the context, waited for as long as the check waited.
@@ -317,7 +346,7 @@ def observation_c(
             return ""
         return " || ".join(
             f"({_out_expr(call, 'attr.' + f)} != {_out_expr(before, 'attr.' + f)})"
-            for f in observation["changed"]
+            for f in cast("Sequence[str]", observation["changed"])  # the fields' names (kinds/state_table.py)
             if "." not in f or not f.endswith("dgid")
         )
     return ""
@@ -330,7 +359,7 @@ def c_program(
     *,
     header: Sequence[str] = (),
     decisive: int | None = None,
-    observation: Mapping[str, Any] | None = None,
+    observation: Mapping[str, object] | None = None,
     steps: Mapping[str, int] | None = None,
 ) -> str:
     """The standalone C reproducer of `calls` on `device` (`steps`: step names -> call index)."""
@@ -407,7 +436,7 @@ int main(void)
 
 
 # -- Python ----------------------------------------------------------------------------------------
-def encode(value: Any) -> Any:
+def encode(value: object) -> Encoded:  # a Shown, or an item of an Array
     """A recorded value as JSON the replay understands."""
     if isinstance(value, Handle):
         if value.kind == "buffer":
@@ -434,16 +463,17 @@ def encode(value: Any) -> Any:
     if isinstance(value, Array):
         return {"$array": encode(value.items) if isinstance(value.items, bytes) else [encode(v) for v in value.items]}
     if isinstance(value, StructArg):
-        out: dict[str, Any] = {}
+        out: dict[str, Encoded] = {}
         for path, item in value.fields:
             if path == TRAILING:
-                out[TRAILING] = [[name, {k: encode(v) for k, v in fields.items()}] for name, fields in item]
+                specs = cast(Specs, item)  # marshal.build_struct's layout of them
+                out[TRAILING] = [[name, {k: encode(v) for k, v in fields.items()}] for name, fields in specs]
             else:
                 out[path] = encode(item)
         return out
     if isinstance(value, OutArg):
         return None
-    return value
+    return cast(Encoded, value)  # what is left is a number or a string (a literal the record kept)
 
 
 def python_script(
@@ -452,7 +482,7 @@ def python_script(
     *,
     header: Sequence[str] = (),
     decisive: int | None = None,
-    observation: Mapping[str, Any] | None = None,
+    observation: Mapping[str, object] | None = None,
     steps: Mapping[str, int] | None = None,
 ) -> str:
     names = {index: name for name, index in (steps or {}).items()}

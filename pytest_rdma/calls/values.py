@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol, Union, cast, overload
 
-from pytest_rdma.calls.record import Call, Field, Handle, Sym
+from pytest_rdma.calls.record import Call, Field, Handle, Readback, Resolved, Sym
 from pytest_rdma.catalogue.model import Arg, Array, Buffer, Dev, Flags, Need, Ref, Var
 from pytest_rdma.ibv.constants import VALUES
 
@@ -25,7 +25,7 @@ _FLAG_EXPR = re.compile(rf"^\s*({_NAME}|0x[0-9a-fA-F]+|\d+)(\s*\|\s*({_NAME}|0x[
 class Scope(Protocol):
     """What values are resolved against: the device, the check's resources and its steps."""
 
-    def fact(self, path: str) -> Any: ...
+    def fact(self, path: str) -> Readback: ...
 
     def resource(self, need: Need) -> Handle: ...
 
@@ -33,7 +33,7 @@ class Scope(Protocol):
 
     def step(self, name: str) -> Call: ...
 
-    def struct(self, handle: Handle) -> Any: ...
+    def struct(self, handle: Handle) -> Readback: ...
 
 
 class Unresolved(LookupError):
@@ -62,12 +62,12 @@ def is_flag_expr(text: str) -> bool:
 def flags(value: Flags) -> Sym:
     raw = 0
     for bit in value.bits:
-        raw |= 1 << int(bit)  # type: ignore[call-overload]
+        raw |= 1 << int(cast(int, bit))  # a bit number: an int once substitute() put the axis's value in
     parts = list(value.names) + ([hex(raw)] if raw else [])
     return Sym(sum(flag_value(n) for n in value.names) | raw, " | ".join(parts) or "0")
 
 
-def read_path(data: Any, path: str) -> Any:
+def read_path(data: object, path: str) -> Resolved:
     """A dotted path into nested mappings (what marshal.read_struct gives) or attributes."""
     for part in [p for p in path.split(".") if p]:
         if isinstance(data, Mapping):
@@ -76,10 +76,11 @@ def read_path(data: Any, path: str) -> Any:
             data = data[part]
         else:
             data = getattr(data, part)
-    return data
+    # Read-back data, a resolved value or a field of a record (a Handle's address): a resolved value.
+    return cast(Resolved, data)
 
 
-def resolve(value: Any, scope: Scope) -> Any:
+def resolve(value: object, scope: Scope) -> Resolved:
     """The concrete value of a catalogue value (recursively through mappings and tuples)."""
     if isinstance(value, Dev):
         base = scope.fact(value.path)
@@ -94,13 +95,13 @@ def resolve(value: Any, scope: Scope) -> Any:
         if root in call.outs:
             return read_path(call.outs[root], rest)
         if isinstance(call.result, Handle):
-            base = int(read_path(scope.struct(call.result), value.path))
+            base = int(cast(int, read_path(scope.struct(call.result), value.path)))  # a field of the struct: a number
             return Field(base + value.offset, call.result.name, value.path, value.offset)
         return read_path(call.result, value.path)
     if isinstance(value, Flags):
         return flags(value)
     if isinstance(value, Buffer):
-        return scope.buffer(int(resolve(value.size, scope)), value.seed)
+        return scope.buffer(int(cast(int, resolve(value.size, scope))), value.seed)  # a size (int, or a Dev fact)
     if isinstance(value, Array):
         return value if isinstance(value.items, bytes) else Array(tuple(resolve(item, scope) for item in value.items))
     if isinstance(value, str):
@@ -111,10 +112,18 @@ def resolve(value: Any, scope: Scope) -> Any:
         return tuple(resolve(item, scope) for item in value)
     if isinstance(value, (Var, Arg)):
         raise Unresolved(f"{value!r} reached the call layer unresolved (an axis the claim does not define)")
-    return value
+    return cast(Resolved, value)  # what is left is a literal: an int, bytes, None
 
 
-def number(value: Any) -> Any:
+@overload
+def number(value: Union[Sym, Handle, Field]) -> int: ...
+
+
+@overload
+def number(value: object) -> object: ...
+
+
+def number(value: object) -> object:
     """The number behind a resolved value (Sym -> int, Handle -> address); others as they are."""
     if isinstance(value, Sym):
         return value.value

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypedDict, Union
 
 # --- how a verb reports failure (each page's RETURN VALUE) -------------------------------
 RETURNS_ERRNO = "errno"  # 0 on success, a positive errno value on failure
@@ -263,6 +263,71 @@ class Claim:
     untestable: str = ""
 
 
+# --- tables a page gives, kept as data (Verb.tables) -------------------------------------------
+class Walk(TypedDict):
+    """How the mover verb (ibv_modify_qp) moves an object from state to state, one step at a time."""
+
+    object_param: str  # the parameters that take the object, its attributes and the mask
+    attr_param: str
+    mask_param: str
+    path: tuple[str, ...]  # the states in the order a fresh object passes them
+    through: Mapping[str, str]  # a state reached from another one off the path (ERR from RTS)
+    type_var: str  # the variable that names the object's type (qp_type)
+    required: Mapping[str, Mapping[str, tuple[str, ...]]]  # type -> "RESET>INIT" -> the required flags
+    values: Mapping[str, Mapping[str, Value]]  # flag -> the attribute fields that give it a valid value
+
+
+class Snapshot(TypedDict):
+    """How the state table reads an object's attributes back (ibv_query_qp with these arguments)."""
+
+    verb: str
+    object_param: str
+    out: str  # the out parameter the attributes are written to
+    args: Mapping[str, Value]
+    fields: tuple[str, ...]
+    global_only: Mapping[str, str]  # a field read only when the flag named is set (ah_attr: is_global)
+
+
+class Opcode(TypedDict, total=False):
+    """A row of ibv_post_send's opcodes table: what a WR of that opcode does and completes as."""
+
+    data: str  # where the data goes: "local", "remote", "atomic", "none", ...
+    remote: str  # the access the remote MR needs (IBV_ACCESS_REMOTE_WRITE)
+    send_wc: str  # the completion opcodes on each side
+    recv_wc: str
+    consumes_recv: bool
+    imm: bool
+    invalidates: bool
+
+
+# An out-of-range case of the state table: (flag, field, bad value[, the field's name in words]).
+OutOfRange = Union[tuple[str, str, Union[int, str]], tuple[str, str, Union[int, str], str]]
+
+
+class Tables(TypedDict, total=False):
+    """The tables a verb's entry may give (Verb.tables): each read by the code named."""
+
+    vars: Mapping[str, Value]  # defaults of the variables its parameters' defaults use (calls/invoke.py)
+    needs: Mapping[str, Mapping[str, tuple[Cap, ...]]]  # variable -> value -> what the device must advertise
+    not_supported: Mapping[str, str]  # errno name -> why it means the device does not support the verb
+    walk: Walk  # kinds/check.py: moving an object to a state
+    qp_types: tuple[str, ...]  # kinds/state_table.py, the rest of ibv_modify_qp's table
+    optional: Mapping[str, Mapping[str, tuple[str, ...]]]
+    legal_moves: Mapping[str, tuple[str, ...]]
+    start_states: tuple[str, ...]
+    mask_flags: tuple[str, ...]
+    capability_flags: tuple[str, ...]
+    flag_needs: Mapping[str, tuple[Cap, ...]]
+    out_of_range: tuple[OutOfRange, ...]
+    limits: Mapping[str, str]  # a limit's name -> the device fact that gives it
+    field_max: Mapping[str, int]
+    states: Mapping[str, int]
+    snapshot: Snapshot
+    opcodes: Mapping[str, Opcode]  # kinds/datapath.py
+    builders: Mapping[str, str]  # kinds/wr.py: opcode -> the ibv_wr_* verb that builds it
+    send_ops: Mapping[str, str]  # opcode -> its IBV_QP_EX_WITH_* flag
+
+
 @dataclass(frozen=True)
 class Resource:
     """A resource a verb consumes or produces, optionally in a given state."""
@@ -312,7 +377,7 @@ class Verb:
     # Behaviour the page leaves undefined: never exercised, listed so a reader knows why.
     undefined: tuple[str, ...] = ()
     # Tables the page gives, kept as data (e.g. required attributes per QP type).
-    tables: Mapping[str, object] = field(default_factory=dict)
+    tables: Tables = field(default_factory=Tables)
 
     def claim(self, claim_id: str) -> Claim:
         for claim in self.claims:

@@ -13,7 +13,6 @@ import errno as errno_module
 import re
 import string
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
 
 from pytest_rdma.catalogue.model import (
     DIRECTIONS,
@@ -96,7 +95,7 @@ class CatalogueError(ValueError):
         super().__init__(f"the verb catalogue has {len(problems)} {noun}:\n  " + "\n  ".join(problems))
 
 
-def walk(data: Any) -> Iterator[Any]:
+def walk(data: object) -> Iterator[object]:
     """Every value nested in mappings, sequences and dataclasses (keys included)."""
     yield data
     if isinstance(data, Mapping):
@@ -111,7 +110,7 @@ def walk(data: Any) -> Iterator[Any]:
             yield from walk(getattr(data, f.name))
 
 
-def ibv_names(data: Any, family: str = "ibv") -> set[str]:
+def ibv_names(data: object, family: str = "ibv") -> set[str]:
     """The constants' names `data` uses (verbs.h's; rdma_cma.h's too for the rdmacm family)."""
     pattern = RDMACM_NAME if family == "rdmacm" else IBV_NAME
     return {name for value in walk(data) if isinstance(value, str) for name in pattern.findall(value)}

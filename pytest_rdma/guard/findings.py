@@ -11,7 +11,7 @@ teardown error whose message names the fault.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, Union
 
 import pytest
 
@@ -19,7 +19,23 @@ import pytest
 MARK_EXPECTED = "rdma_kernel_log_expected"
 LEAK_FIELD = "rdma_leak"
 KERNEL_LOG_FIELD = "rdma_kernel_log"
-FINDINGS_KEY = pytest.StashKey[dict]()
+
+# What the leak guard found: device -> resource kind -> objects still counted after the check.
+Leak = dict[str, dict[str, int]]
+
+
+class KernelLogFinding(TypedDict, total=False):
+    """What the kernel-log guard found (docs/results-schema.md, `kernel_log`); the guard sets every key."""
+
+    kinds: list[str]
+    lines: list[str]
+    from_user_space: bool
+    lost: bool
+
+
+# A guard's finding, as it goes on the teardown report and into the record.
+Finding = Union[Leak, KernelLogFinding]
+FINDINGS_KEY = pytest.StashKey[dict[str, Finding]]()
 
 
 class ResourceLeak(Exception):
@@ -30,7 +46,7 @@ class KernelFault(Exception):
     """The kernel logged a WARNING, BUG, Oops, KASAN or lockdep report while the check ran."""
 
 
-def attach(item: pytest.Item, field: str, value: Any, title: str, text: str) -> None:
+def attach(item: pytest.Item, field: str, value: Finding, title: str, text: str) -> None:
     """Keep the finding for the teardown report (see makereport in summary.py) and show it there."""
     item.stash.setdefault(FINDINGS_KEY, {})[field] = value
     item.add_report_section("teardown", title, text)
@@ -42,7 +58,7 @@ def conclude(item: pytest.Item, mode: str, error: Exception, teardown_failed: bo
         raise error
 
 
-def leak_text(leak: dict[str, dict[str, int]]) -> str:
+def leak_text(leak: Leak) -> str:
     return "; ".join(
         f"{device}: " + ", ".join(f"+{n} {kind}" for kind, n in sorted(kinds.items()))
         for device, kinds in sorted(leak.items())

@@ -12,7 +12,14 @@ from collections.abc import Generator
 import pytest
 
 from pytest_rdma.guard.after_teardown import AfterTeardown
-from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, MARK_EXPECTED, KernelFault, attach, conclude
+from pytest_rdma.guard.findings import (
+    KERNEL_LOG_FIELD,
+    MARK_EXPECTED,
+    KernelFault,
+    KernelLogFinding,
+    attach,
+    conclude,
+)
 from pytest_rdma.guard.kmsg import Fault, KmsgReader, faults
 
 LINES_KEPT = 20
@@ -39,7 +46,7 @@ class KernelLogGuard(AfterTeardown):
             return
         # Each fault's headline, then the message a WARN() carried (kmsg.faults).
         kept = [(fault.kind, record) for fault in found for record in fault.records][:LINES_KEPT]
-        value = {
+        value: KernelLogFinding = {
             "kinds": sorted({fault.kind for fault in found}),
             "lines": [record.text for _, record in kept],
             "from_user_space": all(fault.headline.from_user_space for fault in found),

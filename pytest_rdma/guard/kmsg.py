@@ -112,7 +112,7 @@ def _message(records: list[Record], at: int) -> tuple[Record, ...]:
         lines = before[cuts[-1] + 1 :]
         if lines and all(_is_plain(record) for record in lines):
             return tuple(lines)
-    after = []
+    after: list[Record] = []
     for record in records[at + 1 : at + 1 + MESSAGE_LINES]:
         if REPORT_BODY.match(record.text.strip()):
             return tuple(after)

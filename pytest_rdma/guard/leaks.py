@@ -24,15 +24,16 @@ on every check reads its own start again (and the run says so once).
 from __future__ import annotations
 
 from collections.abc import Collection, Generator
-from typing import Any, Callable
+from typing import Callable
 
 import pytest
 
 from pytest_rdma.guard.after_teardown import AfterTeardown
-from pytest_rdma.guard.findings import LEAK_FIELD, ResourceLeak, attach, conclude, leak_text
+from pytest_rdma.guard.findings import LEAK_FIELD, Leak, ResourceLeak, attach, conclude, leak_text
 from pytest_rdma.provider import netlink
 
-Counts = dict[str, dict[str, int]]
+# Verbs objects the kernel counts: device -> resource kind -> number (a leak has the same shape).
+Counts = Leak
 VERIFY_EVERY = 16
 
 
@@ -127,7 +128,9 @@ class LeakGuard(AfterTeardown):
         return fresh
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Generator[None, Any, Any]:
+    def pytest_fixture_setup(
+        self, fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+    ) -> Generator[None, object, object]:
         if fixturedef.scope == "function":
             return (yield)
         self._depth += 1
@@ -144,7 +147,9 @@ class LeakGuard(AfterTeardown):
         fixturedef.addfinalizer(lambda: self._before_finish.__setitem__(key, self.counts()))
         return result
 
-    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+    def pytest_fixture_post_finalizer(
+        self, fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+    ) -> None:
         before = self._before_finish.pop(id(fixturedef), None)
         if before is not None and self._active():
             add(self.shared, difference(self.counts(), before))
@@ -157,6 +162,7 @@ class LeakGuard(AfterTeardown):
         self._kept = (device, end) if end else None
         if not end:
             return
+        assert start is not None  # end is empty (returned above) whenever start is None
         leak = leaked(start, end, self.shared, device)
         if not leak:
             return

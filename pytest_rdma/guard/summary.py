@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
 
 import pytest
 
@@ -11,11 +10,14 @@ from pytest_rdma.guard.findings import FINDINGS_KEY, KERNEL_LOG_FIELD, LEAK_FIEL
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when == "teardown":
         # Plain data on report.__dict__ travels from xdist workers to the controller.
-        report.__dict__.update(item.stash.get(FINDINGS_KEY, {}))
+        findings = item.stash.get(FINDINGS_KEY, {})
+        report.__dict__.update(findings)
     return report
 
 
@@ -39,7 +41,7 @@ class GuardSummary:
             kinds = "/".join(kernel["kinds"])
             self.found.append((report.nodeid, f"kernel {kinds}{origin}: {kernel['lines'][0]}"))
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.found:
             return
         terminalreporter.section("rdma guards: leaks and kernel faults")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
-from typing import Any
+from typing import Any, cast
 
 from pytest_rdma.ibv import abi
 from pytest_rdma.ibv.enums import VALUES
@@ -78,7 +78,7 @@ def create_srq_ex(context: Any, srq_init_attr_ex: Any) -> Result:
 def query_device_ex(context: Any, input: Any, attr: Any) -> Result:
     """EINVAL for input->comp_mask; the op with sizeof(attr); else (or on EOPNOTSUPP/ENOSYS) ibv_query_device."""
     verb = "ibv_query_device_ex"
-    if address(input) and abi.ibv_query_device_ex_input.from_address(address(input)).comp_mask:
+    if address(input) and abi.ibv_query_device_ex_input.from_address(cast(int, address(input))).comp_mask:
         return errno.EINVAL, "libibverbs:input->comp_mask!=0"
     table, reason = verbs_get_ctx_op(context_arg(None, context, verb), "query_device_ex")
     if table is not None:

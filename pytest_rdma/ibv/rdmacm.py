@@ -79,7 +79,8 @@ def call(name: str, *args: Any) -> Raw:
     ctypes.set_errno(0)
     if name in _ADDR_OFFSETS:
         (cm_id,) = args
-        return Raw(address(cm_id) + _ADDR_OFFSETS[name], 0, f"{ROUTE}:inline")
+        # A NULL id raises TypeError here, where the C inline would compute a bad address.
+        return Raw(address(cm_id) + _ADDR_OFFSETS[name], 0, f"{ROUTE}:inline")  # type: ignore[operator]
     sig = cdecl.signature(EXPORTED[name])
     value = function(name)(*c_args(sig.argtypes, args, name))
     return Raw(value, ctypes.get_errno(), ROUTE)

@@ -11,12 +11,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import cast
 
 from pytest_rdma.calls.record import Call
-from pytest_rdma.catalogue.model import Cap, Step
-from pytest_rdma.kinds.check import Check
+from pytest_rdma.cases import Branch, LimitTarget
+from pytest_rdma.catalogue.model import Cap, Expect, Step, Value
+from pytest_rdma.kinds.check import Check, Observed
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.outcomes import NotExercised, Unsupported
 
@@ -118,7 +119,7 @@ def expect_refusal(check: Check, call: Call, why: str = "") -> None:
         raise check.deviation(refusal, f"errno {call.errno_name}", {"errno": call.errno_name}, call)
 
 
-def expect_around(check: Check, call: Call, expects: Sequence[Any], steps: Sequence[Step]) -> None:
+def expect_around(check: Check, call: Call, expects: Sequence[Expect], steps: Sequence[Step]) -> None:
     """Expectations on the call itself, then the `then` steps, then expectations on their results.
 
     In that order because a `then` step may free what the call returned (ibv_dereg_mr), and
@@ -136,7 +137,9 @@ def succeeds(check: Check) -> None:
     prepare(check)
     call = check.call()
     expect_success(check, call)
-    expect_around(check, call, check.spec.get("expect", ()), check.spec.get("params", {}).get("then", ()))
+    # The claim's expectations and `then` steps (a str only in the state table's and the windows' kinds).
+    expects = cast("tuple[Expect, ...]", check.spec.get("expect", ()))
+    expect_around(check, call, expects, cast("tuple[Step, ...]", check.spec.get("params", {}).get("then", ())))
 
 
 @kind("refused")
@@ -153,28 +156,30 @@ def refused(check: Check) -> None:
         # missing op, or the library), says nothing about the invalid argument.
         not_supported(check, call)
     expect_refusal(check, call)
-    check.expect(call, check.spec.get("expect", ()))
-    then(check, check.spec.get("params", {}).get("then", ()))
+    # The claim's expectations and `then` steps (a str only in the state table's and the windows' kinds).
+    check.expect(call, cast("tuple[Expect, ...]", check.spec.get("expect", ())))
+    then(check, cast("tuple[Step, ...]", check.spec.get("params", {}).get("then", ())))
 
 
 @kind("distinct")
 def distinct(check: Check) -> None:
     """Many calls: each result satisfies the expectations, no two are alike, and each is destroyed with 0."""
     prepare(check)
-    params: Mapping[str, Any] = check.spec["params"]
+    params = check.spec["params"]
     rotation = _rotation(check, params.get("cycle", ()))
     if len(rotation) == 1:
         check.require_vars(check.case.verb, check.spec.get("vars", {}))
-    values: list[Any] = []
+    values: list[Observed] = []
     calls: list[Call] = []
     for index in range(int(params["count"])):
         variables = {**check.spec.get("vars", {}), **rotation[index % len(rotation)]}
         call = check.calls.invoke(check.case.verb, check.spec.get("call", {}), variables=variables)
         expect_success(check, call)
-        check.expect(call, check.spec.get("expect", ()))
+        check.expect(call, cast("tuple[Expect, ...]", check.spec.get("expect", ())))  # the claim's
         calls.append(call)
         values.append(check.read(call, params["value"]))
-    repeated = sorted({v for v in values if values.count(v) > 1})
+    # The values of one result path are of one type (numbers, or names), which sort.
+    repeated = sorted({v for v in values if values.count(v) > 1})  # type: ignore[type-var]
     if repeated:
         second = values.index(repeated[0], values.index(repeated[0]) + 1)
         raise check.deviation(
@@ -189,7 +194,7 @@ def distinct(check: Check) -> None:
         raise check.failure(failed[0], f"{failed[0].verb} of each one returns 0")
 
 
-def _rotation(check: Check, cycle: Sequence[Any]) -> list[dict[str, Any]]:
+def _rotation(check: Check, cycle: Sequence[str]) -> list[dict[str, Value]]:
     """The QP types (or other variable values) to cycle through, keeping only what the device advertises."""
     if not cycle:
         return [{}]
@@ -207,7 +212,7 @@ def gated(check: Check) -> None:
     """Where the device advertises the capability the call succeeds; where it does not, it is refused."""
     check.require_transport()
     check.require(check.spec.get("needs", ()))
-    params: Mapping[str, Any] = check.spec["params"]
+    params = check.spec["params"]
     gate: Cap = params["gate"]
     missing = check.dut.missing(gate)
     only = params.get("only", "")
@@ -216,7 +221,7 @@ def gated(check: Check) -> None:
     if only == "not-advertised" and not missing:
         raise Unsupported(f"{gate.attr} is advertised: the claim is about devices without it")
     check.run_steps(check.spec.get("steps", ()))
-    branch: Mapping[str, Any] = params.get("otherwise" if missing else "advertised", {})
+    branch = cast(Branch, params.get("otherwise" if missing else "advertised", {}))  # the branch named
     call = check.call(branch.get("call", {}), verb=params.get("verb", ""))
     if missing:
         expect_refusal(check, call, f"the device reports {missing}")
@@ -229,14 +234,14 @@ def gated(check: Check) -> None:
 def limit(check: Check) -> None:
     """A request at the device's maximum is honoured (NOTES lets it fail for memory); one above is refused."""
     check.require_transport()
-    params: Mapping[str, Any] = check.spec["params"]
-    target = params["target"]
+    params = check.spec["params"]
+    target = cast(LimitTarget, params["target"])  # a limit claim's: the attribute and the verb
     check.require(tuple(target.get("needs", ())) + tuple(check.spec.get("needs", ())))
     where = check.spec["vars"]["where"]
-    maximum = int(check.fact(f"attr.{target['limit']}"))
+    maximum = int(cast(int, check.fact(f"attr.{target['limit']}")))  # a maximum of ibv_device_attr
     if where == "above" and maximum >= C_INT_MAX:
         raise NotExercised(f"{target['limit']} = {maximum}: no larger request fits the parameter's C type")
-    call = check.call(params[where], verb=target["verb"])
+    call = check.call(params[where], verb=target["verb"])  # type: ignore[literal-required]  # the axis: at or above
     if where == "at":
         expect_success(check, call)
     else:

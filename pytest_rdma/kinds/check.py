@@ -11,39 +11,51 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Union, cast
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
-from pytest_rdma.calls.record import Call, Field, Handle, Sym
+from pytest_rdma.calls.record import Call, Field, Handle, Readback, Sym
 from pytest_rdma.calls.values import Unresolved, number, read_path
-from pytest_rdma.cases import Case
+from pytest_rdma.cases import Axes, Case, Spec
 from pytest_rdma.catalogue.index import Catalogue
-from pytest_rdma.catalogue.model import Arg, Cap, Expect, Need, Ref, Step
+from pytest_rdma.catalogue.model import Arg, Cap, Expect, Need, Ref, Step, Value
 from pytest_rdma.outcomes import Deviation, NotExercised, Unsupported
 from pytest_rdma.provider.device import DeviceUnderTest
 
+# A value an expectation compares and a report shows: what plain() makes of a resolved or read-back value
+# (a Sym or a Field -> its number, a Handle -> its name), or a device's names (ret.names).
+Observed = Union[Readback, tuple["Observed", ...], list[str]]
 
-def _implies_zero(left: Any, right: Any) -> bool:
+# An expectation's operator: Python's own comparison of what was read with what is expected.
+Compare = Callable[[Observed, Observed], bool]
+
+
+def _implies_zero(left: Observed, right: Observed) -> bool:
     return bool(left) or not right
 
 
-COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    ">=": operator.ge,
-    "<=": operator.le,
-    ">": operator.gt,
-    "<": operator.lt,
-    "0=>0": _implies_zero,
-    "in": lambda left, right: (
-        right[0] <= left < right[1] if isinstance(right, tuple) and len(right) == 2 else left in right
-    ),
-    "has-once": lambda left, right: list(left).count(right) == 1,
-    "distinct": lambda left, _right: len(set(left)) == len(left),
-    "nonzero": lambda left, _right: bool(left),
-    "zero": lambda left, _right: not left,
-}
+# The operands' types are paired by the catalogue (numbers with numbers, a name with a tuple of names),
+# which no signature over Observed can say: the operators are Python's own, as they stand.
+COMPARE = cast(
+    "dict[str, Compare]",
+    {
+        "==": operator.eq,
+        "!=": operator.ne,
+        ">=": operator.ge,
+        "<=": operator.le,
+        ">": operator.gt,
+        "<": operator.lt,
+        "0=>0": _implies_zero,
+        "in": lambda left, right: (
+            right[0] <= left < right[1] if isinstance(right, tuple) and len(right) == 2 else left in right
+        ),
+        "has-once": lambda left, right: list(left).count(right) == 1,
+        "distinct": lambda left, _right: len(set(left)) == len(left),
+        "nonzero": lambda left, _right: bool(left),
+        "zero": lambda left, _right: not left,
+    },
+)
 OP_TEXT = {
     "0=>0": "is 0 only if also",
     "in": "in",
@@ -54,7 +66,7 @@ OP_TEXT = {
 }
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> Observed:
     """A resolved value as data to compare and show: Sym -> int, Handle -> its name."""
     if isinstance(value, (Sym, Field)):
         return value.value
@@ -62,7 +74,7 @@ def plain(value: Any) -> Any:
         return value.name
     if isinstance(value, tuple):
         return tuple(plain(item) for item in value)  # a set of flag names an "in" compares with
-    return value
+    return cast(Observed, value)  # a number, bytes, a name or read-back data: as it is
 
 
 class Check:
@@ -73,20 +85,20 @@ class Check:
         self.dut = dut
         self.catalogue = catalogue
         self.verb = catalogue[case.verb]
-        self.spec: Mapping[str, Any] = case.spec
+        self.spec: Spec = case.spec
         self.calls = Calls(catalogue.by_name, self)
         self.steps: dict[str, Call] = {}
-        self.made: dict[tuple[Any, ...], Handle] = {}
+        self.made: dict[tuple[str, str, tuple[tuple[str, str], ...], str], Handle] = {}  # by resource() key
         self.subject: Handle | None = None  # the object a state walk is modifying (Ref("self"))
 
     # -- Scope ---------------------------------------------------------------------------
-    def fact(self, path: str) -> Any:
+    def fact(self, path: str) -> Readback:
         return self.dut.fact(path)
 
     def buffer(self, size: int, seed: int | None = None) -> Handle:
         return self.calls.buffer(size, seed)
 
-    def struct(self, handle: Handle) -> Any:
+    def struct(self, handle: Handle) -> Readback:
         return read_object(handle)
 
     def step(self, name: str) -> Call:
@@ -126,12 +138,12 @@ class Check:
                 call,
                 ref=f"{producer.man} RETURN VALUE",
             )
-        handle = call.result
+        handle = cast(Handle, call.result)  # what the producer made: it succeeded (call.ok)
         if need.state:
             self.walk(handle, need.kind, need.state, variables)
         return handle
 
-    def walk(self, handle: Handle, kind: str, target: str, variables: Mapping[str, Any]) -> None:
+    def walk(self, handle: Handle, kind: str, target: str, variables: Axes) -> None:
         """Move a fresh object to `target` along its mover's path, with the minimal attributes per step."""
         mover = self.catalogue.mover(kind)
         walk = mover.tables["walk"]
@@ -156,7 +168,7 @@ class Check:
         *,
         phase: str,
         target: str,
-        fields: Mapping[str, Any] | None = None,
+        fields: Mapping[str, Value] | None = None,
     ) -> Call:
         call = self.modify(handle, mover, before, after, flags, phase=phase, fields=fields)
         if not call.ok:
@@ -174,7 +186,7 @@ class Check:
         after: str,
         flags: Sequence[str],
         *,
-        fields: Mapping[str, Any] | None = None,
+        fields: Mapping[str, Value] | None = None,
         extra_bits: int = 0,
         phase: str = "call",
     ) -> Call:
@@ -194,13 +206,14 @@ class Check:
         finally:
             self.subject = None
 
-    def attr_values(self, mover: str, flags: Sequence[str], before: str, after: str) -> dict[str, Any]:
+    def attr_values(self, mover: str, flags: Sequence[str], before: str, after: str) -> dict[str, Value]:
         from pytest_rdma.cases import substitute
 
         table = self.catalogue[mover].tables["walk"]["values"]
-        out: dict[str, Any] = {}
+        out: dict[str, Value] = {}
         for flag in flags:
-            out.update(substitute(table[flag], {"from": f"IBV_QPS_{before}", "to": f"IBV_QPS_{after}"}))
+            values = substitute(table[flag], {"from": f"IBV_QPS_{before}", "to": f"IBV_QPS_{after}"})
+            out.update(cast("Mapping[str, Value]", values))  # the flag's attribute fields (Walk.values)
         return out
 
     # -- what kinds use ------------------------------------------------------------------------
@@ -239,7 +252,7 @@ class Check:
             if step.expect == "fails" and call.ok:
                 raise NotExercised(f"{step.verb} succeeded where the check needs it to fail")
 
-    def call(self, overrides: Mapping[str, Any] | None = None, *, verb: str = "", name: str = "call") -> Call:
+    def call(self, overrides: Mapping[str, Value] | None = None, *, verb: str = "", name: str = "call") -> Call:
         """The case's own call: its verb with the claim's arguments (and `overrides`)."""
         args = {**self.spec.get("call", {}), **(overrides or {})}
         variables = self.spec.get("vars", {})
@@ -248,14 +261,14 @@ class Check:
         self.steps[name] = call
         return call
 
-    def require_vars(self, verb: str, variables: Mapping[str, Any]) -> None:
+    def require_vars(self, verb: str, variables: Axes) -> None:
         """Unsupported where a variable picks something the device does not advertise (a QP type)."""
         needs = self.catalogue[verb].tables.get("needs", {})
         for name, value in variables.items():
             if name in needs:  # only variables with a needs table: others may hold unhashable structs
-                self.require(needs[name].get(value, ()))
+                self.require(needs[name].get(cast(str, value), ()))  # such a variable names an enum member
 
-    def read(self, call: Call, left: str) -> Any:
+    def read(self, call: Call, left: str) -> Observed:
         """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>".
 
         "<param>.<field>" of an object handle (not a struct argument) reads the object's struct as it
@@ -263,7 +276,7 @@ class Check:
         """
         root, _, rest = left.partition(".")
         if root == "ret":
-            data: Any = call.result
+            data: object = call.result
             if isinstance(data, bytes) and not rest:
                 return data.decode(errors="replace")  # a C string the verb returned, as text
             if isinstance(data, Handle) and data.kind == "device_list" and rest == "names":
@@ -289,7 +302,7 @@ class Check:
         """The names of a NULL-terminated device list, each read with ibv_get_device_name."""
         import ctypes
 
-        names = []
+        names: list[str] = []
         index = 0
         while True:
             address = ctypes.c_void_p.from_address(listed.address + index * ctypes.sizeof(ctypes.c_void_p)).value
@@ -297,10 +310,10 @@ class Check:
                 return names
             device = Handle(f"{listed.name}[{index}]", "device", "struct ibv_device *", address)
             call = self.calls.invoke("ibv_get_device_name", {"device": device}, phase="readback")
-            names.append((call.value or b"").decode())
+            names.append(cast(bytes, call.value or b"").decode())  # a const char *
             index += 1
 
-    def value_of(self, call: Call, right: Any, *, address: bool = False) -> Any:
+    def value_of(self, call: Call, right: Value, *, address: bool = False) -> Observed:
         """What an expectation compares with; with `address`, an object as its address (a pointer field)."""
         if isinstance(right, Arg):
             return self.argument(call, right.path, address=address)
@@ -316,7 +329,7 @@ class Check:
             return resolved.address
         return plain(resolved)
 
-    def argument(self, call: Call, path: str, *, address: bool = False) -> Any:
+    def argument(self, call: Call, path: str, *, address: bool = False) -> Observed:
         """What `call` was given at `path` (a parameter, or a field of a struct parameter)."""
         name, _, field = path.partition(".")
         for param, shown in call.args:
@@ -353,11 +366,11 @@ class Check:
         self,
         expected: str,
         observed: str,
-        observation: Mapping[str, Any],
+        observation: Mapping[str, object],
         call: Call | None = None,
         *,
         ref: str = "",
-        **details: Any,
+        **details: object,
     ) -> Deviation:
         if call is not None and call.problem:
             observed = f"{observed} ({call.problem})"
@@ -388,7 +401,7 @@ def _mask_text(flags: Sequence[str], extra_bits: int) -> str:
     return " | ".join(parts) or "0"
 
 
-def _type_key(table: Mapping[str, Any], value: Any, short: str) -> str:
+def _type_key(table: Mapping[str, object], value: Value, short: str) -> str:
     text = str(value)
     if text in table:
         return text
@@ -398,7 +411,7 @@ def _type_key(table: Mapping[str, Any], value: Any, short: str) -> str:
     raise Unresolved(f"no state table for {text!r} (has {', '.join(table)})")
 
 
-def _show(spec: Any, value: Any) -> str:
+def _show(spec: Value, value: Observed) -> str:
     """A compared value as a person reads it, saying where a reference came from."""
     shown = value.hex() if isinstance(value, bytes) else repr(value) if isinstance(value, str) else str(value)
     if isinstance(spec, Arg):

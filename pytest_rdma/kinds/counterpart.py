@@ -9,6 +9,7 @@ semantics. The family's blocker (pytest_rdma/generate.py) makes them "blocked" b
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import cast
 
 from pytest_rdma.cases import Case, make_case
 from pytest_rdma.catalogue.model import Claim, Verb
@@ -18,7 +19,7 @@ from pytest_rdma.outcomes import Blocked
 
 
 def variant_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
-    for variant in claim.params.get("variants", ("",)):
+    for variant in cast("tuple[str, ...]", claim.params.get("variants", ("",))):  # the variants' names
         yield make_case(
             verb,
             claim,

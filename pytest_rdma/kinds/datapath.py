@@ -22,18 +22,27 @@ import select
 import socket
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
 from pytest_rdma.calls.invoke import out_address
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_expr, flag_value
-from pytest_rdma.catalogue.model import Need
+from pytest_rdma.catalogue.model import Need, Opcode, Value
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.registry import kind
-from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, Pair, Traffic, field
+from pytest_rdma.kinds.traffic import (
+    TIMEOUT,
+    UD_GRH,
+    Completion,
+    Pair,
+    PairOptions,
+    Traffic,
+    WorkRequest,
+    field,
+)
 from pytest_rdma.outcomes import NotExercised
 
 SEND_ID, RECV_ID = 0x5E7D, 0x4ECF  # wr_ids a completion must carry back
@@ -43,17 +52,17 @@ QUIET = 1.0  # seconds an event that must not come is waited for, once its compl
 MAX_PAYLOAD = 1 << 22  # the largest message the lab registers (max_msg_sz may be 2^31)
 
 
-def opcode_of(check: Check, opcode: str) -> Mapping[str, Any]:
+def opcode_of(check: Check, opcode: str) -> Opcode:
     return check.catalogue["ibv_post_send"].tables["opcodes"][opcode]
 
 
-def size_of(check: Check, traffic: Traffic, size: Any) -> int:
+def size_of(check: Check, traffic: Traffic, size: Value) -> int:
     """A message size: bytes, or relative to the path MTU ("mtu-1", "2*mtu+1") or the port's max_msg_sz."""
     if isinstance(size, int):
         return size
     text = str(size)
     if text.startswith("max_msg"):
-        maximum = int(check.fact("port.max_msg_sz"))
+        maximum = int(cast(int, check.fact("port.max_msg_sz")))
         if maximum > MAX_PAYLOAD:
             raise NotExercised(
                 f"port.max_msg_sz = {maximum}: a message that large is more than this check registers "
@@ -76,12 +85,13 @@ class Scenario:
 
     def __init__(self, check: Check) -> None:
         self.check = check
-        self.params: Mapping[str, Any] = check.spec["params"]
-        self.vars: Mapping[str, Any] = check.spec["vars"]
+        self.params = check.spec["params"]
+        self.vars = check.spec["vars"]
         self.traffic = Traffic(check)
-        self.opcode = self.vars.get("opcode") or self.params.get("opcode", "IBV_WR_SEND")
+        # The axes, where the claim has them, give the opcode (IBV_WR_*) and the QP type (IBV_QPT_*).
+        self.opcode = cast(str, self.vars.get("opcode") or self.params.get("opcode", "IBV_WR_SEND"))
         self.op = opcode_of(check, self.opcode)
-        self.qp_type = self.vars.get("qp_type", "IBV_QPT_RC")
+        self.qp_type = cast(str, self.vars.get("qp_type", "IBV_QPT_RC"))
         self.ud = self.qp_type == "IBV_QPT_UD"
         # params "srq": the receiver takes its receives from a shared receive queue, posted there.
         self.srq: Handle | None = check.resource(Need("srq")) if self.params.get("srq") else None
@@ -95,7 +105,7 @@ class Scenario:
         recv_size: int | None = None,
         remote_access: str | None = None,
         recv_channel: bool = False,
-        pair_options: Mapping[str, Any] | None = None,
+        pair_options: PairOptions | None = None,
     ) -> None:
         """The pair, its buffers and their payloads; `pair_options` go to Traffic.pair (send_ops_flags, ...)."""
         t = self.traffic
@@ -143,17 +153,17 @@ class Scenario:
         *,
         sges: int = 1,
         flags: Sequence[str] = ("IBV_SEND_SIGNALED",),
-        lkey: Any = None,
-        rkey: Any = None,
+        lkey: Value = None,
+        rkey: Value = None,
         remote_offset: int = 0,
-    ) -> dict[str, Any]:
+    ) -> WorkRequest:
         t, size = self.traffic, self.size
         pieces = [size // sges + (1 if i < size % sges else 0) for i in range(sges)] if size else []
         sg, offset = [], 0
         for piece in pieces:
             sg.append(t.sge(self.local, piece, offset, lkey))
             offset += piece
-        wr: dict[str, Any] = {
+        wr: WorkRequest = {
             "wr_id": SEND_ID,
             "opcode": self.opcode,
             "sg_list": tuple(sg),
@@ -176,17 +186,17 @@ class Scenario:
             wr["wr.ud.remote_qkey"] = self.pair.qkey
         return wr
 
-    def post_send(self, wr: Mapping[str, Any]) -> None:
+    def post_send(self, wr: Mapping[str, Value]) -> None:
         call = self.traffic.post_send(self.pair.sender, [wr])
         if not call.ok:
             raise self.check.failure(call, f"a valid {self.opcode} WR is posted", ref="ibv_post_send(3) RETURN VALUE")
 
-    def expect_wc(self, wc: Mapping[str, Any], fields: Mapping[str, Any], side: str) -> None:
+    def expect_wc(self, wc: Completion, fields: Mapping[str, Value], side: str) -> None:
         """Each field of a work completion is what the pages say it must be."""
         for name, want in fields.items():
-            got = wc.get(name)
+            got = cast("int | None", wc.get(name))  # a field of struct ibv_wc: a number
             if name == "wc_flags":
-                want_bits = flag_expr(want).value if isinstance(want, str) else int(want)
+                want_bits = flag_expr(want).value if isinstance(want, str) else int(cast(int, want))  # or a number
                 if int(got or 0) & want_bits == want_bits:
                     continue
             elif isinstance(want, str):
@@ -194,7 +204,14 @@ class Scenario:
                     continue
             elif got == want:
                 continue
-            shown = status_name(got) if name == "status" else opcode_name(got) if name == "opcode" else got
+            # Every completion has a status and an opcode: a number there.
+            shown = (
+                status_name(cast(int, got))
+                if name == "status"
+                else opcode_name(cast(int, got))
+                if name == "opcode"
+                else got
+            )
             raise self.check.deviation(
                 f"the {side} completion's {name} is {want}",
                 f"{name} = {shown}" + (f" (vendor_err {wc.get('vendor_err')})" if name == "status" else ""),
@@ -208,8 +225,8 @@ def _index_of(check: Check, call_index: int) -> int:
     return next(i for i, call in enumerate(check.calls.log) if call.index == call_index)
 
 
-def _send_fields(scenario: Scenario) -> dict[str, Any]:
-    fields: dict[str, Any] = {
+def _send_fields(scenario: Scenario) -> dict[str, Value]:
+    fields: dict[str, Value] = {
         "status": "IBV_WC_SUCCESS",
         "wr_id": SEND_ID,
         "opcode": scenario.op["send_wc"],
@@ -220,9 +237,9 @@ def _send_fields(scenario: Scenario) -> dict[str, Any]:
     return fields
 
 
-def _recv_fields(scenario: Scenario) -> dict[str, Any]:
+def _recv_fields(scenario: Scenario) -> dict[str, Value]:
     sender = field(scenario.pair.sender, "qp_num", scenario.check).value
-    fields: dict[str, Any] = {
+    fields: dict[str, Value] = {
         "status": "IBV_WC_SUCCESS",
         "wr_id": RECV_ID,
         "opcode": scenario.op["recv_wc"],
@@ -351,7 +368,7 @@ def _expect_terminated(scenario: Scenario, size: int) -> None:
         read = check.calls.invoke(
             "ibv_query_qp", {"qp": scenario.pair.sender, "attr_mask": "IBV_QP_STATE"}, phase="readback"
         )
-        state = int(read.outs["attr"]["qp_state"]) if read.ok else None
+        state = int(cast("Mapping[str, int]", read.outs["attr"])["qp_state"]) if read.ok else None  # ibv_qp_attr
         if state is not None and state != flag_value("IBV_QPS_RTS"):
             return
         if time.monotonic() > deadline:
@@ -389,7 +406,7 @@ def post_refused(check: Check) -> None:
     scenario.build(size=16)
     qp = scenario.pair.sender if queue == "send" else scenario.pair.receiver
     too_many = 0
-    inline: dict[str, Any] = {}
+    inline: WorkRequest = {}
     if problem == "over-max-wr":
         # One WR more than the queue holds, in one list: the WR past its max_wr is the refused one.
         if queue != "srq_recv" or scenario.srq is None:
@@ -418,7 +435,7 @@ def post_refused(check: Check) -> None:
     for index in range(count):
         sg = scenario.traffic.sge(scenario.local if queue == "send" else scenario.remote, 16)
         sges = (sg,) * (too_many if index == bad and too_many else 1)
-        wr: dict[str, Any] = {"wr_id": 100 + index, "sg_list": sges, "num_sge": len(sges)}
+        wr: WorkRequest = {"wr_id": 100 + index, "sg_list": sges, "num_sge": len(sges)}
         if index == bad and inline:
             wr.update(inline)
         wrs.append({**scenario.send_wr(), **wr} if queue == "send" else wr)
@@ -438,7 +455,8 @@ def post_refused(check: Check) -> None:
         )
     if call.problem:
         raise check.deviation("a positive errno value", call.outcome_text(), {"problem": call.problem}, call, ref=ref)
-    got = (call.outs.get("bad_wr") or {}).get("index")
+    # *bad_wr as the call layer reads it back: {"index": n} (an element of the list posted), or None.
+    got = cast("Mapping[str, int]", call.outs.get("bad_wr") or {}).get("index")
     if got != bad:
         raise check.deviation(
             f"*bad_wr points at WR {bad}, the first that could not be posted",
@@ -454,14 +472,14 @@ def _srq_max_wr(check: Check, srq: Handle) -> int:
     implemented, the max_wr ibv_create_srq wrote back (ibv_create_srq(3): the actual size)."""
     call = check.calls.invoke("ibv_query_srq", {"srq": srq}, phase="readback")
     if call.ok:
-        return int(call.outs["srq_attr"]["max_wr"])
+        return int(cast("Mapping[str, int]", call.outs["srq_attr"])["max_wr"])  # struct ibv_srq_attr
     made = next(call for call in check.calls.log if call.result is srq)
-    return int(made.outs["srq_init_attr"]["attr"]["max_wr"])
+    return int(cast("Mapping[str, Mapping[str, int]]", made.outs["srq_init_attr"])["attr"]["max_wr"])
 
 
 def _cap_of(check: Check, qp: Handle, key: str) -> int:
     call = check.calls.invoke("ibv_query_qp", {"qp": qp, "attr_mask": "IBV_QP_CAP"}, phase="readback")
-    return int(call.outs["init_attr"]["cap"][key]) if call.ok else 0
+    return int(cast("Mapping[str, Mapping[str, int]]", call.outs["init_attr"])["cap"][key]) if call.ok else 0
 
 
 @kind("flush")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import select
 import time
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
@@ -30,6 +32,13 @@ MAX_POSTED = 8  # the pair's send queue: a CQ that holds more than this minus on
 # The member of ibv_async_event.element an event's type selects (ibv_get_async_event(3)); the
 # acknowledgement hands the same member back.
 _ELEMENT = {"CQ": "cq", "SRQ": "srq", "WQ": "wq", "QP": "qp", "PATH": "qp", "COMM": "qp", "SQ": "qp"}
+
+
+class AsyncEvent(TypedDict):
+    """struct ibv_async_event as ibv_get_async_event wrote it (read back)."""
+
+    event_type: int
+    element: Mapping[str, int]  # the member its type selects: an object's address, or port_num
 
 
 def event_name(value: int) -> str:
@@ -60,7 +69,7 @@ def take_async_event(
             raise check.failure(
                 got, "ibv_get_async_event returns the pending event", ref="ibv_get_async_event(3) RETURN VALUE"
             )
-        event = got.outs["event"]
+        event = cast(AsyncEvent, got.outs["event"])
         name = event_name(int(event["event_type"]))
         member = element_member(name)
         element = event["element"][member]

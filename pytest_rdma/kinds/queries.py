@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
+from typing import cast
 
-from pytest_rdma.cases import Case, axis_cases, make_case
-from pytest_rdma.catalogue.model import Claim, Verb
+from pytest_rdma.cases import Case, Relation, axis_cases, make_case
+from pytest_rdma.catalogue.model import Claim, Value, Verb
 from pytest_rdma.kinds.calls import expect_refusal, expect_success, prepare
-from pytest_rdma.kinds.check import COMPARE, OP_TEXT, Check
+from pytest_rdma.kinds.check import COMPARE, OP_TEXT, Check, Observed
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.outcomes import Unsupported
 
@@ -23,7 +23,7 @@ OP_ID = {"0=>0": "-zero-implies-zero-"}
 INDEX_ENDS = ("first", "last", "one-past-end", "before-first")
 
 
-def relation_id(left: str, op: str, right: Any) -> str:
+def relation_id(left: Value, op: str, right: Value) -> str:
     return f"{left}{OP_ID.get(op, op)}{right}".replace("&", "-and-")
 
 
@@ -32,12 +32,12 @@ def relation_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
     if claim.over:
         yield from axis_cases(verb, claim)
         return
-    for relation in claim.params["relations"]:
+    for relation in cast("tuple[Relation, ...]", claim.params["relations"]):  # a relation claim's
         left, op, right = relation
         yield make_case(verb, claim, relation_id(left, op, right), {}, relations=(relation,))
 
 
-def _field(check: Check, name: Any) -> tuple[str, Any]:
+def _field(check: Check, name: Value) -> tuple[str, Observed]:
     """(shown name, value) of one side: a number, or a field named relative to the claim's root."""
     if isinstance(name, int):
         return str(name), name
@@ -58,7 +58,7 @@ def _field(check: Check, name: Any) -> tuple[str, Any]:
     if masked:
         from pytest_rdma.calls.values import flag_value
 
-        value = int(value) & flag_value(masked)
+        value = int(cast(int, value)) & flag_value(masked)  # a field with flag bits: a number
     return shown, value
 
 
@@ -90,8 +90,8 @@ def index_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
 def index_bounds(check: Check) -> None:
     """A table indexed from `base` with `length` entries: both ends answer, one beyond either end fails."""
     prepare(check)
-    params: Mapping[str, Any] = check.spec["params"]
-    length = int(check.fact(params["length"]))
+    params = check.spec["params"]
+    length = int(cast(int, check.fact(params["length"])))  # a table's length attribute
     base = int(params.get("base", 0))
     where = check.spec["where"]
     index = {"first": base, "last": base + length - 1, "one-past-end": base + length, "before-first": base - 1}[where]
@@ -106,7 +106,7 @@ def index_bounds(check: Check) -> None:
 
 
 def table_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
-    for given, expected in claim.params["table"]:
+    for given, expected in cast("tuple[tuple[Value, Value], ...]", claim.params["table"]):  # (input, output)
         name = str(given).removeprefix("IBV_")
         yield make_case(verb, claim, name, {}, given=given, expected=expected)
 

@@ -15,14 +15,14 @@ exercised on that device: its verdict could not see what it checks.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Union, cast
 
-from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.calls.record import Call, Handle, Struct, StructArg
 from pytest_rdma.calls.values import read_path
-from pytest_rdma.cases import Case, make_case
-from pytest_rdma.catalogue.model import Cap, Claim, Need, Verb
+from pytest_rdma.cases import Case, Spec, make_case
+from pytest_rdma.catalogue.model import Cap, Claim, Need, Tables, Value, Verb
 from pytest_rdma.kinds.calls import expect_refusal
-from pytest_rdma.kinds.check import Check, plain
+from pytest_rdma.kinds.check import Check, Observed, plain
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.outcomes import NotExercised, Unsupported
 
@@ -35,7 +35,7 @@ def short(flag: str) -> str:
 
 
 # -- expansion -------------------------------------------------------------------------------
-def _table(verb: Verb) -> Mapping[str, Any]:
+def _table(verb: Verb) -> Tables:
     return verb.tables
 
 
@@ -61,7 +61,7 @@ def _steps(verb: Verb) -> Sequence[str]:
     return [f"{a}>{b}" for a, b in zip(path, path[1:])]
 
 
-def _case(verb: Verb, claim: Claim, variant: str, qp_type: str, **spec: Any) -> Case:
+def _case(verb: Verb, claim: Claim, variant: str, qp_type: str, **spec: object) -> Case:
     return make_case(verb, claim, variant, {"qp_type": f"IBV_QPT_{qp_type}"}, **spec)
 
 
@@ -173,8 +173,8 @@ def _rule_cases(verb: Verb, claim: Claim) -> Iterator[Case]:  # noqa: C901 - one
                         expect=STAY,
                     )
         elif rule == "unknown-bits":
-            step = claim.params["step"]
-            for bit in claim.params["bits"]:
+            step = cast(str, claim.params["step"])  # "A>B"
+            for bit in cast("tuple[int, ...]", claim.params["bits"]):  # bit numbers outside the mask's flags
                 yield _case(
                     verb,
                     claim,
@@ -279,28 +279,28 @@ def readback_problem(check: Check) -> str:
     return str(memo[MEMO])
 
 
-def snapshot(check: Check, qp: Handle) -> tuple[dict[str, Any], Call]:
+def snapshot(check: Check, qp: Handle) -> tuple[dict[str, Observed], Call]:
     """The object's state and attributes, as the entry's query verb reports them."""
     spec = check.verb.tables["snapshot"]
     call = check.calls.invoke(spec["verb"], {**spec["args"], spec["object_param"]: qp}, phase="readback")
     if not call.ok:
         raise check.failure(call, f"{spec['verb']} of a live QP succeeds", ref=f"{spec['verb']}(3) RETURN VALUE")
-    flat: dict[str, Any] = {}
-    attr = call.outs[spec["out"]]
+    flat: dict[str, Observed] = {}
+    attr = cast(Struct, call.outs[spec["out"]])  # the attributes the query wrote (struct ibv_qp_attr)
     for field in spec["fields"]:
         top = field.split(".")[0]
-        if top in spec.get("global_only", {}) and not attr[top]["is_global"] and ".grh." in field:
+        if top in spec.get("global_only", {}) and not cast(Struct, attr[top])["is_global"] and ".grh." in field:
             continue
         flat[field] = plain(read_path(attr, field))
     return flat, call
 
 
-def state_of(check: Check, snap: Mapping[str, Any]) -> str:
+def state_of(check: Check, snap: Mapping[str, Observed]) -> str:
     names = {value: name.removeprefix("IBV_QPS_") for name, value in check.verb.tables["states"].items()}
-    return names.get(snap["qp_state"], str(snap["qp_state"]))
+    return names.get(cast(int, snap["qp_state"]), str(snap["qp_state"]))  # an enum ibv_qp_state
 
 
-def changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, str]:
+def changed(before: Mapping[str, Observed], after: Mapping[str, Observed]) -> dict[str, str]:
     return {
         key: f"{before.get(key)!r} -> {after.get(key)!r}"
         for key in sorted(set(before) | set(after))
@@ -308,11 +308,11 @@ def changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, st
     }
 
 
-def _bad_value(check: Check, bad: Any, field: str) -> int:
+def _bad_value(check: Check, bad: Union[int, str], field: str) -> int:
     value = bad
     if isinstance(bad, str):
         name, _, plus = bad.partition("+")
-        value = int(check.fact(check.verb.tables["limits"][name])) + int(plus or 0)
+        value = int(cast(int, check.fact(check.verb.tables["limits"][name]))) + int(plus or 0)  # a limit: a number
     limit = check.verb.tables["field_max"].get(field, 0xFFFFFFFF)
     if int(value) > limit:
         raise NotExercised(
@@ -339,7 +339,7 @@ def state_table(check: Check) -> None:
     qp = check.resource(Need("qp", state=spec["start"], spec={"qp_type": qp_type}))
     before_state, after_state = spec["step"].split(">")
     gate: Cap | None = spec.get("gate")
-    expect = spec["expect"]
+    expect = cast(str, spec["expect"])  # this kind's: ACCEPT, REJECT or STAY
     why = spec.get("why", "")
     if gate is not None and check.dut.missing(gate):
         expect, why = REJECT, f"the device reports {check.dut.missing(gate)}"
@@ -350,17 +350,13 @@ def state_table(check: Check) -> None:
         _reject_or_stay(check, qp, spec, before_state, after_state, attr_fields, expect, why)
 
 
-def _modify(
-    check: Check, qp: Handle, spec: Mapping[str, Any], before: str, after: str, fields: Mapping[str, Any]
-) -> Call:
+def _modify(check: Check, qp: Handle, spec: Spec, before: str, after: str, fields: Mapping[str, Value]) -> Call:
     return check.modify(
         qp, check.case.verb, before, after, spec["flags"], fields=fields, extra_bits=int(spec.get("extra_bits", 0))
     )
 
 
-def _accept(
-    check: Check, qp: Handle, spec: Mapping[str, Any], before: str, after: str, fields: Mapping[str, Any]
-) -> None:
+def _accept(check: Check, qp: Handle, spec: Spec, before: str, after: str, fields: Mapping[str, Value]) -> None:
     call = _modify(check, qp, spec, before, after, fields)
     if not call.ok:
         raise check.failure(call, f"{check.case.verb} {spec['step']} with these attributes succeeds")
@@ -379,7 +375,7 @@ def _accept(
     if spec.get("reflect") or spec.get("reflect_only"):
         _reflected(check, snap, call, spec.get("reflect_only") or (), readback)
     if spec.get("grown"):
-        small = {k: snap.get(f"cap.{k}") for k in ("max_send_wr", "max_recv_wr")}
+        small = {k: cast("int | None", snap.get(f"cap.{k}")) for k in ("max_send_wr", "max_recv_wr")}  # sizes
         if any(v is None or v < spec["grown"][k] for k, v in small.items()):
             raise check.deviation(
                 "a device advertising IBV_DEVICE_RESIZE_MAX_WR grows the queues",
@@ -389,10 +385,11 @@ def _accept(
             )
 
 
-def _reflected(check: Check, snap: Mapping[str, Any], call: Call, only: Sequence[str], readback: Call) -> None:
+def _reflected(check: Check, snap: Mapping[str, Observed], call: Call, only: Sequence[str], readback: Call) -> None:
     """Values just set (as the call was given them) are what the query reports."""
     attr_param = check.catalogue[check.case.verb].tables["walk"]["attr_param"]
-    given = dict(next((value.fields for name, value in call.args if name == attr_param), ()))
+    # The attributes the call was given: a struct argument.
+    given = dict(next((cast(StructArg, value).fields for name, value in call.args if name == attr_param), ()))
     wrong = {}
     for name, value in given.items():
         if name.split(".")[0] in ("qp_state", "cur_qp_state", "cap") or name not in snap:
@@ -414,10 +411,10 @@ def _reflected(check: Check, snap: Mapping[str, Any], call: Call, only: Sequence
 def _reject_or_stay(
     check: Check,
     qp: Handle,
-    spec: Mapping[str, Any],
+    spec: Spec,
     before: str,
     after: str,
-    fields: Mapping[str, Any],
+    fields: Mapping[str, Value],
     expect: str,
     why: str,
 ) -> None:

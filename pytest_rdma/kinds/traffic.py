@@ -17,11 +17,11 @@ import select
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TypedDict, cast
 
 from pytest_rdma.calls.marshal import read_object
-from pytest_rdma.calls.record import Call, Field, Handle
-from pytest_rdma.catalogue.model import Buffer, Need
+from pytest_rdma.calls.record import Call, Field, Handle, Struct
+from pytest_rdma.catalogue.model import Buffer, Need, Value
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.network import ipv4_of, sockaddr
@@ -30,6 +30,37 @@ TIMEOUT = 10.0  # seconds a completion or a connection event may take
 MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 UD_GRH = 40  # a UD receive buffer starts with room for the GRH (ibv_post_recv(3) NOTES)
 CM_PORT = 18515
+
+
+class Completion(TypedDict, total=False):
+    """A work completion: struct ibv_wc as ibv_poll_cq wrote it, and the poll that found it."""
+
+    wr_id: int
+    status: int
+    opcode: int
+    vendor_err: int
+    byte_len: int
+    imm_data: int  # also invalidated_rkey
+    qp_num: int
+    src_qp: int
+    wc_flags: int
+    pkey_index: int
+    slid: int
+    sl: int
+    dlid_path_bits: int
+    poll_call: int  # the index of the ibv_poll_cq call in the check's log
+
+
+class PairOptions(TypedDict, total=False):
+    """What the ibv_wr_* and extended-CQ kinds ask of Traffic.pair besides the QP type."""
+
+    send_ops_flags: str
+    cq_wc_flags: str
+    send_cqe: int
+
+
+# A work request (or an SGE) as a post passes it: struct fields by dotted path.
+WorkRequest = dict[str, Value]
 
 
 @dataclass
@@ -68,7 +99,7 @@ class Traffic:
         *,
         cap: Mapping[str, int] | None = None,
         sq_sig_all: int = 0,
-        overrides: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Value] | None = None,
         recv_channel: bool = False,
         send_ops_flags: str | None = None,
         cq_wc_flags: str | None = None,
@@ -85,10 +116,11 @@ class Traffic:
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
             raise Unsupported(f"transport = iwarp: iWARP connects only reliable connections, not {qp_type}")
-        cqs, cqxs = {}, {}
+        cqs: dict[str, Handle] = {}
+        cqxs = {}
         channel = check.resource(Need("comp_channel")) if recv_channel else None
         for role in ("send", "recv"):
-            spec: dict[str, Any] = {"channel": channel} if role == "recv" and channel is not None else {}
+            spec: dict[str, Value] = {"channel": channel} if role == "recv" and channel is not None else {}
             if role == "send" and send_cqe is not None:
                 spec["cqe"] = send_cqe
             if cq_wc_flags:
@@ -96,8 +128,8 @@ class Traffic:
                 cqxs[role] = check.resource(
                     Need("cq_ex", spec={**spec, "cq_attr.wc_flags": cq_wc_flags}, label=f"pair-{role}")
                 )
-                cast = self.calls.invoke("ibv_cq_ex_to_cq", {"cq": cqxs[role]}, phase="setup")
-                cqs[role] = cast.result
+                converted = self.calls.invoke("ibv_cq_ex_to_cq", {"cq": cqxs[role]}, phase="setup")
+                cqs[role] = cast(Handle, converted.result)  # the CQ of a CQ ex: a pointer it always returns
             else:
                 cqs[role] = check.resource(Need("cq", spec=spec, label=f"pair-{role}"))
         qps = {}
@@ -119,11 +151,12 @@ class Traffic:
         pair = Pair(qp_type, qps["send"], qps["recv"], cqs["send"], cqs["recv"], channel=channel)
         pair.send_cqx, pair.recv_cqx = cqxs.get("send"), cqxs.get("recv")
         if send_ops_flags:
-            pair.sender_qpx = self.calls.invoke("ibv_qp_to_qp_ex", {"qp": pair.sender}, phase="setup").result
+            qpx = self.calls.invoke("ibv_qp_to_qp_ex", {"qp": pair.sender}, phase="setup").result
+            pair.sender_qpx = cast(Handle, qpx)  # the QP ex of a QP made by ibv_create_qp_ex: never NULL
         # The pair's QPs grant every remote access the device has: a check about a region's access
         # then sees the region's rules at work, not the QP's.
         access = ["IBV_ACCESS_LOCAL_WRITE", "IBV_ACCESS_REMOTE_WRITE", "IBV_ACCESS_REMOTE_READ"]
-        if int(check.fact("attr.atomic_cap")):
+        if int(cast(int, check.fact("attr.atomic_cap"))):  # an enum ibv_atomic_cap
             access.append("IBV_ACCESS_REMOTE_ATOMIC")
         overrides = {"qp_access_flags": " | ".join(access), **(overrides or {})}
         if check.dut.transport == "iwarp":
@@ -142,7 +175,7 @@ class Traffic:
     ) -> Handle:
         """A QP made by ibv_create_qp_ex asking for the WR types of `send_ops_flags`."""
         check = self.check
-        attrs: dict[str, Any] = {
+        attrs: dict[str, Value] = {
             "qp_type": qp_type,
             "send_cq": cq,
             "recv_cq": cq,
@@ -153,7 +186,7 @@ class Traffic:
         }
         call = self.calls.invoke("ibv_create_qp_ex", {"qp_init_attr_ex": attrs}, phase="setup")
         if call.ok:
-            return call.result
+            return cast(Handle, call.result)  # the QP made
         why = check.catalogue["ibv_create_qp_ex"].tables.get("not_supported", {}).get(call.errno_name)
         if why:
             raise Unsupported(f"ibv_create_qp_ex answered {call.errno_name}: {why}")
@@ -164,7 +197,7 @@ class Traffic:
         )
 
     def _walk(
-        self, qp: Handle, qp_type: str, peer: Handle | None, target: str, overrides: Mapping[str, Any] | None
+        self, qp: Handle, qp_type: str, peer: Handle | None, target: str, overrides: Mapping[str, Value] | None
     ) -> None:
         check = self.check
         mover = check.catalogue.mover("qp")
@@ -175,7 +208,7 @@ class Traffic:
             if path.index(before) >= path.index(target):
                 break
             flags = required[f"{before}>{after}"]
-            fields: dict[str, Any] = {}
+            fields: dict[str, Value] = {}
             if peer is not None and "IBV_QP_DEST_QPN" in flags:
                 fields["dest_qp_num"] = field(peer, "qp_num", check)
             if "IBV_QP_RQ_PSN" in flags:
@@ -217,7 +250,7 @@ class Traffic:
             raise NotExercised(
                 f"rdma_create_event_channel failed (errno {channel_call.errno_name}): is rdma_ucm loaded?"
             )
-        channel = channel_call.result
+        channel = cast(Handle, channel_call.result)  # the channel made (ok)
         address_value = sockaddr(address, CM_PORT)
         listen = self._cm_id(channel)
         self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": address_value}, phase="setup"))
@@ -286,7 +319,7 @@ class Traffic:
             Need("mr", spec={"length": max(size, 1), "access": access, "addr": Buffer(max(size, 1), seed)}, label=label)
         )
 
-    def sge(self, mr: Handle, length: int, offset: int = 0, lkey: Any = None) -> dict[str, Any]:
+    def sge(self, mr: Handle, length: int, offset: int = 0, lkey: Value = None) -> WorkRequest:
         return {
             "addr": field(mr, "addr", self.check, offset),
             "length": length,
@@ -298,36 +331,35 @@ class Traffic:
         return ctypes.string_at(int(read_object(mr)["addr"]) + offset, length)
 
     # -- posting and polling ------------------------------------------------------------------
-    def post_recv(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
+    def post_recv(self, qp: Handle, wrs: Sequence[Mapping[str, Value]]) -> Call:
         return self.calls.invoke("ibv_post_recv", {"qp": qp, "wr": tuple(wrs)})
 
-    def post_srq_recv(self, srq: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
+    def post_srq_recv(self, srq: Handle, wrs: Sequence[Mapping[str, Value]]) -> Call:
         return self.calls.invoke("ibv_post_srq_recv", {"srq": srq, "wr": tuple(wrs)})
 
-    def post_send(self, qp: Handle, wrs: Sequence[Mapping[str, Any]]) -> Call:
+    def post_send(self, qp: Handle, wrs: Sequence[Mapping[str, Value]]) -> Call:
         return self.calls.invoke("ibv_post_send", {"qp": qp, "wr": tuple(wrs)})
 
-    def poll(
-        self, cq: Handle, count: int, timeout: float = TIMEOUT, *, expect_none: bool = False
-    ) -> list[dict[str, Any]]:
+    def poll(self, cq: Handle, count: int, timeout: float = TIMEOUT, *, expect_none: bool = False) -> list[Completion]:
         """`count` completions of `cq`, polled until they come; CheckTimeout if the deadline passes first.
 
         With `expect_none`, polls for `timeout` and returns what arrived (nothing, when the device conforms).
         """
-        found: list[dict[str, Any]] = []
+        found: list[Completion] = []
         deadline = time.monotonic() + timeout
         while len(found) < count or expect_none:
             call = self.calls.invoke("ibv_poll_cq", {"cq": cq, "num_entries": max(count - len(found), 1)}, phase="poll")
             if call.value and int(call.value) < 0:
                 raise self.check.deviation(
                     "ibv_poll_cq returns the number of completions (never negative on a healthy CQ)",
-                    f"it returned {call.value}",
+                    f"it returned {call.value!s}",
                     {"returned": int(call.value)},
                     call,
                     ref="ibv_poll_cq(3) RETURN VALUE",
                 )
             got = int(call.value or 0)
-            found += [dict(wc, poll_call=call.index) for wc in call.outs["wc"][:got]]
+            wcs = cast("list[Struct]", call.outs["wc"])  # the out array of struct ibv_wc, read back
+            found += cast("list[Completion]", [dict(wc, poll_call=call.index) for wc in wcs[:got]])
             if got == 0:
                 self._collapse(call)
                 if time.monotonic() > deadline:
@@ -348,4 +380,4 @@ class Traffic:
                 log[-2:] = [replace(call, index=before.index, repeat=before.repeat + 1)]
 
     def mtu(self) -> int:
-        return MTU_BYTES.get(int(self.check.fact("port.active_mtu")), 256)
+        return MTU_BYTES.get(int(cast(int, self.check.fact("port.active_mtu"))), 256)  # an enum ibv_mtu

@@ -19,15 +19,15 @@ work requests on both QPs, each with its own completion to judge.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Union, cast
 
-from pytest_rdma.calls.record import Call, Handle, Sym, result_name
-from pytest_rdma.catalogue.model import Need
+from pytest_rdma.calls.record import Call, Field, Handle, Sym, result_name
+from pytest_rdma.catalogue.model import Need, Value
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import Scenario, opcode_of, status_name, status_source
 from pytest_rdma.kinds.registry import kind
-from pytest_rdma.kinds.traffic import field
+from pytest_rdma.kinds.traffic import Completion, field
 
 REGION = 8192  # the target region; the window covers part of it
 WINDOW_OFFSET, WINDOW_LENGTH = 1024, 2048
@@ -49,18 +49,18 @@ class Window:
 
     def __init__(self, check: Check) -> None:
         self.check = check
-        self.params: Mapping[str, Any] = check.spec["params"]
-        self.vars: Mapping[str, Any] = check.spec["vars"]
+        self.params = check.spec["params"]
+        self.vars = check.spec["vars"]
         self.scenario = Scenario(check)  # its opcode is the probe's
-        self.type = int(self.vars.get("type", self.params.get("type", 1)))
+        self.type = int(cast(int, self.vars.get("type", self.params.get("type", 1))))  # the window type: 1 or 2
         self.scenario.build(size=PROBE, remote_access=REGION_ACCESS, recv_size=REGION)
         self.pair = self.scenario.pair
         self.owner = self.pair.receiver  # binds, invalidates, and is the probe's target
         self.region: Handle = self.scenario.remote
         self.mw = check.resource(Need("mw", spec={"type": f"IBV_MW_TYPE_{self.type}"}))
-        self.key: Any = None  # the key the window answers to (a Field or a Sym, so C reads it too)
+        self.key: Union[Field, Sym, None] = None  # the key the window answers to (so C reads it too)
 
-    def _range(self, length: int) -> dict[str, Any]:
+    def _range(self, length: int) -> dict[str, Value]:
         return {
             "mr": self.region,
             "addr": field(self.region, "addr", self.check, WINDOW_OFFSET),
@@ -95,7 +95,7 @@ class Window:
             made = check.calls.invoke("ibv_inc_rkey", {"rkey": field(self.mw, "rkey", check)})
             # A type 2 window answers to the key its bind asked for (bind_mw.rkey): the result of
             # ibv_inc_rkey, which the reproducer keeps in its own variable.
-            self.key = Sym(int(made.value), result_name(made.index))
+            self.key = Sym(int(cast(int, made.value)), result_name(made.index))  # the key (a uint32_t)
             self.post(
                 self.owner,
                 {
@@ -111,13 +111,13 @@ class Window:
             )
         self.completes(self.pair.recv_cq, BIND_ID, "IBV_WR_BIND_MW", "bind", self.owner)
 
-    def post(self, qp: Handle, wr: Mapping[str, Any], ref: str) -> Call:
+    def post(self, qp: Handle, wr: Mapping[str, Value], ref: str) -> Call:
         call = self.scenario.traffic.post_send(qp, [wr])
         if not call.ok:
             raise self.check.failure(call, f"a valid {wr['opcode']} work request is posted", ref=ref)
         return call
 
-    def completes(self, cq: Handle, wr_id: int, opcode: str, side: str, qp: Handle, **more: Any) -> dict[str, Any]:
+    def completes(self, cq: Handle, wr_id: int, opcode: str, side: str, qp: Handle, **more: Value) -> Completion:
         """The next completion of `cq` is the successful one of `opcode` (its table row gives the WC opcode)."""
         (wc,) = self.scenario.traffic.poll(cq, 1)
         row = opcode_of(self.check, opcode)
@@ -189,7 +189,8 @@ class Window:
         self.completes(self.pair.send_cq, INV_ID, "IBV_WR_SEND_WITH_INV", "send-with-invalidate", self.pair.sender)
         # What the receive says about the invalidation is a claim of its own ("report"): a claim
         # about the key's fate afterwards judges only that the receive completed.
-        said = {"invalidated_rkey": int(self.key), "wc_flags": "IBV_WC_WITH_INV"} if self.params.get("report") else {}
+        key = cast("Field | Sym", self.key)  # set by bind()
+        said = {"invalidated_rkey": int(key), "wc_flags": "IBV_WC_WITH_INV"} if self.params.get("report") else {}
         self.completes(
             self.pair.recv_cq, INV_RECV_ID, "IBV_WR_SEND_WITH_INV", "invalidating receive", self.owner, **said
         )

@@ -23,11 +23,12 @@ import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_expr, flag_value
+from pytest_rdma.catalogue.model import Tables, Value
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import (
@@ -43,8 +44,11 @@ from pytest_rdma.kinds.datapath import (
     status_name,
 )
 from pytest_rdma.kinds.registry import kind
-from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, field
+from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, PairOptions, field
 from pytest_rdma.outcomes import CheckTimeout
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ABORTED_ID = 0xAB0D  # the wr_id of a WR that ibv_wr_abort discards: it must never come back
 CQ_EX_FIELDS = "IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP"
@@ -52,11 +56,13 @@ WR_REF = "ibv_wr_post(3) USAGE"
 POLL_REF = "ibv_create_cq_ex(3) DESCRIPTION"
 
 
-def _tables(check: Check) -> Mapping[str, Any]:
+def _tables(check: Check) -> Tables:
     return check.catalogue["ibv_wr_complete"].tables
 
 
-def _build(check: Check, *, size: int, count: int, sges: int = 1, inline: bool = False, **pair: Any) -> Scenario:
+def _build(
+    check: Check, *, size: int, count: int, sges: int = 1, inline: bool = False, **pair: Unpack[PairOptions]
+) -> Scenario:
     """The scenario's pair and buffers for `count` WRs of `size` bytes each, side by side in the buffers."""
     scenario = Scenario(check)
     scenario.build(size=size * count, sges=sges, inline=inline, pair_options=pair)
@@ -84,7 +90,7 @@ def _wr(scenario: Scenario, index: int, wr_id: int, setter: str, pieces: int) ->
     qpx = pair.sender_qpx
     builder = _tables(check)["builders"][scenario.opcode]
     size, offset = scenario.size, index * scenario.size
-    args: dict[str, Any] = {"qp": qpx}
+    args: dict[str, Value] = {"qp": qpx}
     if scenario.op.get("remote"):
         args["rkey"] = field(scenario.remote, "rkey", check)
         args["remote_addr"] = field(scenario.remote, "addr", check, offset)
@@ -122,7 +128,7 @@ def _wr(scenario: Scenario, index: int, wr_id: int, setter: str, pieces: int) ->
         raise ValueError(f"unknown DATA setter {setter!r}")
 
 
-def _pair_options(check: Check, scenario_opcode: str) -> dict[str, Any]:
+def _pair_options(check: Check, scenario_opcode: str) -> PairOptions:
     return {"send_ops_flags": _tables(check)["send_ops"][scenario_opcode]}
 
 
@@ -183,7 +189,7 @@ def wr_transfer(check: Check) -> None:
     size, count = int(params.get("size", 64)), int(params.get("count", 1))
     setter = str(params.get("setter", "ibv_wr_set_sge"))
     pieces = int(params.get("pieces", 1)) if setter.endswith("_list") else 1
-    opcode = check.spec["vars"].get("opcode") or params.get("opcode", "IBV_WR_SEND")
+    opcode = cast(str, check.spec["vars"].get("opcode") or params.get("opcode", "IBV_WR_SEND"))  # IBV_WR_*
     scenario = _build(
         check,
         size=size,
@@ -209,7 +215,7 @@ def wr_abort(check: Check) -> None:
     prepare(check)
     params = check.spec["params"]
     size = int(params.get("size", 64))
-    opcode = check.spec["vars"].get("opcode") or params.get("opcode", "IBV_WR_SEND")
+    opcode = cast(str, check.spec["vars"].get("opcode") or params.get("opcode", "IBV_WR_SEND"))  # IBV_WR_*
     scenario = _build(check, size=size, count=1, **_pair_options(check, opcode))
     _post_recvs(scenario, 1)
     qpx = scenario.pair.sender_qpx
@@ -257,13 +263,13 @@ def _start(check: Check, cqx: Handle) -> Call:
         time.sleep(0.0005)
 
 
-def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Any], side: str) -> None:
+def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Value], side: str) -> None:
     """The current completion's fields (status and wr_id of the struct, the rest by accessor) are `want`'s."""
     current = read_object(cqx)
     for name in ("status", "wr_id"):
-        wanted = flag_value(want[name]) if isinstance(want[name], str) else want[name]
+        wanted = flag_value(cast(str, want[name])) if isinstance(want[name], str) else want[name]  # a name: tested
         if int(current[name]) != wanted:
-            shown = status_name(int(current[name])) if name == "status" else f"{int(current[name]):#x}"
+            shown: str | int = status_name(int(current[name])) if name == "status" else f"{int(current[name]):#x}"
             raise check.deviation(
                 f"the {side} completion's {name} is {want[name]}",
                 f"{cqx.name}->{name} = {shown}",
@@ -277,7 +283,7 @@ def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Any], side: 
         read = check.calls.invoke(f"ibv_wc_read_{name}", {"cq": cqx}, phase="poll")
         got = int(read.value or 0)
         if name == "wc_flags":
-            bits = flag_expr(wanted).value if isinstance(wanted, str) else int(wanted)
+            bits = flag_expr(wanted).value if isinstance(wanted, str) else int(cast(int, wanted))  # else a number
             ok = got & bits == bits
         else:
             ok = got == (flag_value(wanted) if isinstance(wanted, str) else wanted)
@@ -292,7 +298,7 @@ def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Any], side: 
             )
 
 
-def _iterate(check: Check, cqx: Handle, wants: Sequence[Mapping[str, Any]], side: str) -> None:
+def _iterate(check: Check, cqx: Handle, wants: Sequence[Mapping[str, Value]], side: str) -> None:
     """Read len(wants) completions with start/next_poll (an ENOENT from next_poll ends an iteration
     early: the rest had not arrived); after the last, next_poll answers ENOENT; end_poll once."""
     taken = 0
@@ -340,8 +346,9 @@ def cq_ex_poll(check: Check) -> None:
     if count > 1:
         time.sleep(0.2)  # let the batch complete, so that ibv_next_poll has completions to move to
     sends = [{**_send_fields(scenario), "wr_id": SEND_ID + i} for i in range(count)]
-    _iterate(check, scenario.pair.send_cqx, sends, "send")
+    # Built with cq_wc_flags: the pair's CQs are extended CQs.
+    _iterate(check, cast(Handle, scenario.pair.send_cqx), sends, "send")
     if scenario.op.get("consumes_recv"):
         recvs = [{**_recv_fields(scenario), "wr_id": RECV_ID + i} for i in range(count)]
-        _iterate(check, scenario.pair.recv_cqx, recvs, "receive")
+        _iterate(check, cast(Handle, scenario.pair.recv_cqx), recvs, "receive")
     _expect_all_data(scenario, count)

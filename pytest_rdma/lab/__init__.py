@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma.lab import kwarn, prereqs, siw, virtiofsd, vm
-from pytest_rdma.lab.prereqs import LabError
+from pytest_rdma.lab.prereqs import LabError, Log
 
 DEFAULT_DEVICES = ("rxe0", "siw0")
 EXIT_LAB_FAILED = 3  # pytest's "internal error": the run could not happen
@@ -69,7 +69,7 @@ def unpack_scratch(results: Path) -> None:
         packed.unlink()
 
 
-def run(request: LabRequest, log: callable = print, errors: list[str] | None = None) -> int:
+def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) -> int:
     """Pytest's exit code from the VM, or EXIT_USAGE / EXIT_LAB_FAILED when the run could not happen;
     each error printed then is appended to `errors` too (pytest-rdma selftest repeats them last)."""
 

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from pytest_rdma.lab.prereqs import Kernel, LabError
+from pytest_rdma.lab.prereqs import Kernel, LabError, Log
 
 SOURCE = Path(__file__).resolve().parent / "kwarn_ko"
 NAME = "pytest_rdma_kwarn"
@@ -39,7 +39,7 @@ def _source_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-def kwarn_module(kernel: Kernel, cache: Path, log: callable = print) -> Path:
+def kwarn_module(kernel: Kernel, cache: Path, log: Log = print) -> Path:
     """Path to the provoker module for `kernel`, building it on first use."""
     target = cache / "kwarn" / kernel.release / _source_digest() / f"{NAME}.ko"
     if target.exists():
@@ -68,7 +68,7 @@ def kwarn_module(kernel: Kernel, cache: Path, log: callable = print) -> Path:
     return target
 
 
-def guest_env(kernel: Kernel, cache: Path, log: callable = print) -> dict[str, str]:
+def guest_env(kernel: Kernel, cache: Path, log: Log = print) -> dict[str, str]:
     """What the tests in the VM are told: the module's path, or why the lab has none.
 
     A lab run that does not test the guard must not fail for want of kernel headers, so the

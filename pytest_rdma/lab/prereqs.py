@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,10 @@ MIN_NODE_MAJOR = 18
 MIN_FREE_BYTES = 2 << 30  # the siw build and a VM's overlays need a little room
 
 
+# Where the lab's progress lines go (print, or a caller's collector).
+Log = Callable[[str], None]
+
+
 class LabError(RuntimeError):
     """A lab prerequisite is missing or broken; the message says what to do."""
 
@@ -151,7 +156,7 @@ def missing_packages(packages: tuple[str, ...]) -> list[str]:
     return missing
 
 
-def apt_install(packages: list[str], log: callable = print, purpose: str = "") -> None:
+def apt_install(packages: list[str], log: Log = print, purpose: str = "") -> None:
     """Install `packages` with apt-get (as root), or say which to install; `purpose` says what for."""
     if not packages:
         return
@@ -194,7 +199,7 @@ def _node_version() -> str | None:
     return done.stdout.strip() or None
 
 
-def ensure_report_tools(log: callable = print) -> None:
+def ensure_report_tools(log: Log = print) -> None:
     """Node.js and npm for the Allure HTML report: Debian's if missing, and a Node.js new enough."""
     apt_install(
         packages_for_missing(REPORT_EXECUTABLES), log, purpose=" for the Allure HTML report (--no-html skips it)"
@@ -209,7 +214,7 @@ def ensure_report_tools(log: callable = print) -> None:
         )
 
 
-def ensure_virtme(log: callable = print) -> Path:
+def ensure_virtme(log: Log = print) -> Path:
     """virtme-ng's `vng`, installed with pip into this interpreter's environment if missing."""
     bindir = Path(sys.executable).parent
     vng = bindir / "vng"
@@ -231,7 +236,7 @@ def check_disk(path: Path) -> None:
         )
 
 
-def ensure(want_siw: bool, cache: Path, log: callable = print, html: bool = False) -> Kernel:
+def ensure(want_siw: bool, cache: Path, log: Log = print, html: bool = False) -> Kernel:
     """Install what is missing for the lab (and, with `html`, for its HTML report); the kernel to boot."""
     if not Path("/etc/debian_version").exists():
         raise LabError(

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from pytest_rdma.lab.prereqs import Kernel, LabError
+from pytest_rdma.lab.prereqs import Kernel, LabError, Log
 
 SIW_DIR = "drivers/infiniband/sw/siw"
 
@@ -30,7 +30,7 @@ def _source_tarball(kernel: Kernel) -> Path:
     return Path(candidates[-1])
 
 
-def siw_module(kernel: Kernel, cache: Path, log: callable = print) -> Path:
+def siw_module(kernel: Kernel, cache: Path, log: Log = print) -> Path:
     """Path to siw.ko for `kernel`, building it on first use."""
     target = cache / "siw" / kernel.release / "siw.ko"
     if target.exists():

@@ -11,11 +11,11 @@ creating objects: a device that advertises something and then fails to create it
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import TypedDict, cast
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
-from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.calls.record import Call, Handle, Readback, Struct
 from pytest_rdma.calls.values import flag_expr, read_path
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Cap, Need
@@ -31,17 +31,33 @@ LINK_LAYER_ETHERNET = 2
 TRANSPORT_NAMES = {value: name for name, value in ENUMS["ibv_transport_type"].items()}
 
 
+class Facts(TypedDict, total=False):
+    """What a Dev path reads, by its root (read once, when the device is opened)."""
+
+    name: str
+    port_num: int
+    gid_index: int
+    process: dict[str, int]  # provider/process.py
+    context: dict[str, int]  # what the opened struct ibv_context reports
+    attr: Struct
+    attr_ex: Struct  # {} where ibv_query_device_ex fails
+    port: Struct
+    gid: bytes  # the chosen GID, raw
+    transport: str  # ib, roce, iwarp, ...
+
+
 class DeviceNotUsable(RuntimeError):
     """The device cannot be opened, or its port or GID cannot carry traffic; the message says what to do."""
 
 
 def _names(calls: Calls, listed: Call, count: int) -> dict[str, int]:
     """Device name -> struct ibv_device * of the list ibv_get_device_list returned."""
-    array = (ctypes.c_void_p * count).from_address(listed.value)
+    array = (ctypes.c_void_p * count).from_address(cast(int, listed.value))  # the list: not NULL (listed.ok)
     found = {}
-    for address in array:
+    for entry in array:
+        address = cast(int, entry)  # one of the `count` entries before the list's NULL
         name = calls.invoke("ibv_get_device_name", {"device": Handle("dev", "device", "struct ibv_device *", address)})
-        found[(name.value or b"").decode()] = address
+        found[cast(bytes, name.value or b"").decode()] = address  # a const char *
     return found
 
 
@@ -71,8 +87,8 @@ class DeviceUnderTest:
         listed = self.calls.invoke("ibv_get_device_list", phase="setup")
         if not listed.ok:
             raise DeviceNotUsable(f"ibv_get_device_list failed: errno {listed.errno_name}")
-        self._list = listed
-        devices = _names(self.calls, listed, int(listed.outs.get("num_devices") or 0))
+        self._list: Call | None = listed  # None once freed
+        devices = _names(self.calls, listed, int(cast(int, listed.outs.get("num_devices") or 0)))  # an int *
         if name not in devices:
             self.close()
             raise DeviceNotUsable(f"libibverbs lists no device {name!r} (it lists: {', '.join(devices) or 'none'})")
@@ -81,8 +97,8 @@ class DeviceUnderTest:
         if not opened.ok:
             self.close()
             raise DeviceNotUsable(f"ibv_open_device({name}) failed: errno {opened.errno_name}")
-        self.context = Handle("ctx", "context", "struct ibv_context *", opened.result.address)
-        self.facts: dict[str, Any] = {"name": name, "port_num": port, "gid_index": gid_index}
+        self.context = Handle("ctx", "context", "struct ibv_context *", cast(Handle, opened.result).address)  # ok
+        self.facts: Facts = {"name": name, "port_num": port, "gid_index": gid_index}
         self.facts["process"] = process_facts()
         opened_ctx = abi.ibv_context.from_address(self.context.address)
         self.facts["context"] = {"num_comp_vectors": int(opened_ctx.num_comp_vectors)}
@@ -91,7 +107,9 @@ class DeviceUnderTest:
         self.facts["port"] = self._port(usable)
         self.facts["gid"] = self._gid() if usable else b""
         dev = abi.ibv_device.from_address(self.device.address)
-        self.facts["transport"] = transport_of(int(dev.transport_type), int(self.facts["port"]["link_layer"]))
+        self.facts["transport"] = transport_of(
+            int(dev.transport_type), int(cast(int, self.facts["port"]["link_layer"]))
+        )
         if usable and self.transport == "iwarp":
             address = ipv4_of(name, port)
             self.memo["ipv4"] = address
@@ -99,32 +117,32 @@ class DeviceUnderTest:
                 warm_rdmacm(self.calls, address)
         attr = self.facts["attr"]
         self.identity: DeviceIdentity = identify(
-            name, int(attr["vendor_id"]), int(attr["vendor_part_id"]), _text(attr["fw_ver"])
+            name, int(cast(int, attr["vendor_id"])), int(cast(int, attr["vendor_part_id"])), _text(attr["fw_ver"])
         )
 
     # -- facts -----------------------------------------------------------------------
-    def _query(self, verb: str, out: str, optional: bool = False) -> dict[str, Any]:
+    def _query(self, verb: str, out: str, optional: bool = False) -> dict[str, Readback]:
         call = self.calls.invoke(verb, {"context": self.context}, phase="setup")
         if not call.ok:
             if optional:
                 return {}
             self.close()
             raise DeviceNotUsable(f"{verb} on {self.name} failed: errno {call.errno_name}")
-        return dict(call.outs[out])
+        return dict(cast(Struct, call.outs[out]))  # an out struct reads back as a mapping of its fields
 
-    def _port(self, usable: bool) -> dict[str, Any]:
+    def _port(self, usable: bool) -> dict[str, Readback]:
         call = self.calls.invoke("ibv_query_port", {"context": self.context, "port_num": self.port_num}, phase="setup")
-        count = self.facts["attr"]["phys_port_cnt"]
+        count = cast(int, self.facts["attr"]["phys_port_cnt"])
         if not call.ok:
             self.close()
             raise DeviceNotUsable(
                 f"{self.name} has no port {self.port_num} (ibv_query_port: errno {call.errno_name}): it has "
                 f"{count} port(s); choose one with --rdma-port N"
             )
-        port = dict(call.outs["port_attr"])
+        port = dict(cast(Struct, call.outs["port_attr"]))  # an out struct reads back as a mapping
         if usable and port["state"] != IBV_PORT_ACTIVE:
             self.close()
-            state = PORT_STATES.get(port["state"], str(port["state"]))
+            state = PORT_STATES.get(cast(int, port["state"]), str(port["state"]))  # an enum ibv_port_state
             raise DeviceNotUsable(
                 f"{self.name} port {self.port_num} is not active (state {state}): bring its link up (e.g. 'ip link "
                 "set NETDEV up' for rxe/siw), or choose another port with --rdma-port N"
@@ -141,7 +159,7 @@ class DeviceUnderTest:
             {"context": self.context, "port_num": self.port_num, "index": self.gid_index},
             phase="setup",
         )
-        raw = call.outs.get("gid", b"") if call.ok else b""  # a union ibv_gid reads as its 16 bytes
+        raw = cast(bytes, call.outs.get("gid", b"")) if call.ok else b""  # a union ibv_gid reads as its 16 bytes
         if not call.ok or not any(raw):
             self.close()
             why = f"errno {call.errno_name}" if not call.ok else "the entry is empty"
@@ -150,11 +168,14 @@ class DeviceUnderTest:
             )
         return bytes(raw)
 
-    def fact(self, path: str) -> Any:
+    def fact(self, path: str) -> Readback:
         """A device fact by path: "attr.max_qp_wr", "port.flags&IBV_QPF_GRH_REQUIRED", "gid"."""
         path, _, flag = path.partition("&")
-        value = self.facts[path] if path in self.facts else read_path(self.facts, path)
-        return int(value) & flag_expr(flag).value if flag else value  # flag: one name, or names joined by "|"
+        # Every fact is read-back data or a name or a number of ours: a Readback, whichever root `path` names.
+        facts = cast("dict[str, Readback]", self.facts)
+        value = facts[path] if path in facts else cast(Readback, read_path(facts, path))
+        # flag: one name, or names joined by "|"; the field it masks is a number.
+        return int(cast(int, value)) & flag_expr(flag).value if flag else value
 
     @property
     def transport(self) -> str:
@@ -177,7 +198,7 @@ class DeviceUnderTest:
         if cap.test == "nonzero" and not has:
             return f"{cap.attr} = 0"
         if cap.test == "zero" and has:
-            return f"{cap.attr} = {value:#x}" if isinstance(value, int) else f"{cap.attr} = {value}"
+            return f"{cap.attr} = {value:#x}" if isinstance(value, int) else f"{cap.attr} = {value!s}"
         return ""
 
     # -- resources of the session --------------------------------------------------------
@@ -194,7 +215,7 @@ class DeviceUnderTest:
     def step(self, name: str) -> Call:
         raise LookupError(f"no step {name!r} at session level")
 
-    def struct(self, handle: Handle) -> Any:
+    def struct(self, handle: Handle) -> Readback:
         return read_object(handle)
 
     def close(self) -> None:
@@ -202,11 +223,12 @@ class DeviceUnderTest:
         if context is not None and context.alive:
             self.calls.invoke("ibv_close_device", {"context": context}, phase="teardown")
             context.alive = False
-        if getattr(self, "_list", None) is not None and self._list.ok:
-            self.calls.invoke("ibv_free_device_list", {"list": self._list.result}, phase="teardown")
+        listed: Call | None = getattr(self, "_list", None)  # unset when __init__ failed before the list
+        if listed is not None and listed.ok:
+            self.calls.invoke("ibv_free_device_list", {"list": listed.result}, phase="teardown")
             self._list = None
 
 
-def _text(value: Any) -> str:
+def _text(value: Readback) -> str:
     raw = value if isinstance(value, (bytes, bytearray)) else str(value).encode()
     return bytes(raw).split(b"\0", 1)[0].decode(errors="replace")

@@ -12,9 +12,20 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-from typing import Any
+from typing import TypedDict, Union
 
 from pytest_rdma.calls.invoke import Calls
+
+
+class _AddrInfo(TypedDict, total=False):
+    local: str  # the address
+
+
+class _Entry(TypedDict, total=False):
+    """One entry of `rdma -j link show` (a port) or of `ip -j addr show` (an interface): the keys read here."""
+
+    netdev: str  # the port's network interface
+    addr_info: list[_AddrInfo]  # the interface's addresses
 
 
 def ipv4_of(device: str, port: int) -> str:
@@ -28,7 +39,7 @@ def ipv4_of(device: str, port: int) -> str:
     return found[0] if found else ""
 
 
-def _json(argv: list[str]) -> Any:
+def _json(argv: list[str]) -> list[_Entry]:
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False).stdout
         return json.loads(out or "[]")
@@ -36,7 +47,7 @@ def _json(argv: list[str]) -> Any:
         return []
 
 
-def sockaddr(address: str, port: int) -> dict[str, Any]:
+def sockaddr(address: str, port: int) -> dict[str, Union[int, str]]:
     """A struct sockaddr_in as a catalogue value, passed where rdma_cm takes a struct sockaddr *."""
     return {
         "$struct": "sockaddr_in",

@@ -24,9 +24,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.shapes import JsonObject
+
+if TYPE_CHECKING:
+    from pytest_rdma.report.record import Identity
 
 ENVIRONMENT_FILE = "pytest-rdma-environment.json"  # written with the results (allure_writer.py)
 GROUP_BY = ["parentSuite", "suite", "subSuite"]  # driver > verb > claim (allure_model.labels)
@@ -46,11 +50,18 @@ IDENTITY_FIELDS = (
 GATE_VARIABLE = "quality gate"
 
 
-def _outcome(*outcomes: str) -> dict[str, Any]:
+class Environment(TypedDict):
+    """One driver's Allure environment: its name and the variables shown for it."""
+
+    name: str
+    variables: dict[str, str]
+
+
+def _outcome(*outcomes: str) -> JsonObject:
     return {"labels": {"outcome": "^(" + "|".join(re.escape(o) for o in outcomes) + ")$"}}
 
 
-CATEGORIES: list[dict[str, Any]] = [
+CATEGORIES: list[JsonObject] = [
     {
         "id": "new-deviation",
         "name": "New deviation (no waiver covers it)",
@@ -106,7 +117,7 @@ def env_id(driver: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", driver) or "unknown"
 
 
-def read_environment(directory: Path) -> dict[str, dict[str, Any]]:
+def read_environment(directory: Path) -> dict[str, Identity]:
     """device -> identity, from a results directory (empty when the run wrote none)."""
     path = directory / ENVIRONMENT_FILE
     if not path.is_file():
@@ -114,12 +125,12 @@ def read_environment(directory: Path) -> dict[str, dict[str, Any]]:
     return dict(json.loads(path.read_text(encoding="utf-8")).get("devices") or {})
 
 
-def environments(devices: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def environments(devices: Mapping[str, Identity]) -> dict[str, Environment]:
     """driver -> {"name", "variables"}: each driver's devices and their identities."""
-    by_driver: dict[str, dict[str, Mapping[str, Any]]] = {}
+    by_driver: dict[str, dict[str, Identity]] = {}
     for device, identity in sorted(devices.items()):
         by_driver.setdefault(str(identity.get("driver") or "unknown"), {})[device] = identity
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Environment] = {}
     for driver, members in sorted(by_driver.items()):
         variables: dict[str, str] = {}
         for key, heading in IDENTITY_FIELDS:
@@ -137,7 +148,7 @@ def environments(devices: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str
     return out
 
 
-def _field(identity: Mapping[str, Any], key: str, device: str) -> str:
+def _field(identity: Identity, key: str, device: str) -> str:
     if key == "name":
         return str(identity.get("name") or device)
     if key == "vendor":
@@ -146,7 +157,7 @@ def _field(identity: Mapping[str, Any], key: str, device: str) -> str:
     return str(identity.get(key) or "")
 
 
-def summary_variables(drivers: Mapping[str, Mapping[str, Any]], gate: str = "") -> dict[str, str]:
+def summary_variables(drivers: Mapping[str, Environment], gate: str = "") -> dict[str, str]:
     """The report's own variables: the gate's verdict, then each identity field over all drivers at once.
 
     Allure shows a driver's environment with the report's variables, its own overriding those of
@@ -170,7 +181,7 @@ def summary_variables(drivers: Mapping[str, Mapping[str, Any]], gate: str = "") 
     return variables
 
 
-def config_module(name: str, drivers: Mapping[str, Mapping[str, Any]], history: Path | None, gate: str = "") -> str:
+def config_module(name: str, drivers: Mapping[str, Environment], history: Path | None, gate: str = "") -> str:
     """The text of allurerc.mjs; `gate` is the quality gate's verdict, shown among the report's variables."""
     variables = summary_variables(drivers, gate)
     envs = []
@@ -219,8 +230,8 @@ def config_module(name: str, drivers: Mapping[str, Mapping[str, Any]], history: 
     return "\n".join(lines)
 
 
-def merged_devices(directories: Iterable[Path]) -> dict[str, dict[str, Any]]:
-    devices: dict[str, dict[str, Any]] = {}
+def merged_devices(directories: Iterable[Path]) -> dict[str, Identity]:
+    devices: dict[str, Identity] = {}
     for directory in directories:
         for device, identity in read_environment(directory).items():
             devices.setdefault(device, identity)

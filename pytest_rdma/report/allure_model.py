@@ -28,9 +28,8 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pytest_rdma.outcomes import (
     CONFORMS,
@@ -44,6 +43,9 @@ from pytest_rdma.outcomes import (
 )
 from pytest_rdma.report import links
 from pytest_rdma.report.redact import redact
+
+if TYPE_CHECKING:
+    from pytest_rdma.report.record import Record
 
 STATUS = {
     CONFORMS: "passed",
@@ -60,6 +62,51 @@ STEP_LINE = re.compile(r"^\[(?P<index>-?\d+)\] (?P<phase>\w+): (?P<text>.*)$", r
 TEXT_LIMIT = 4000
 
 
+class Step(TypedDict):
+    """An Allure step: one verb call the check made."""
+
+    name: str
+    status: str
+    stage: str
+    start: int
+    stop: int
+
+
+class PhaseStep(Step):
+    """The step of one phase (setup, call, teardown): its verb calls are the steps under it."""
+
+    steps: list[Step]
+
+
+class StatusDetails(TypedDict):
+    """The text Allure shows under a result's name, and whether the failure is a known one."""
+
+    message: str
+    trace: str
+    known: bool
+
+
+class AllureResult(TypedDict):
+    """One `<uuid>-result.json` of Allure's results format."""
+
+    uuid: str
+    testCaseId: str
+    historyId: str
+    fullName: str
+    name: str
+    description: str
+    status: str
+    statusDetails: StatusDetails
+    stage: str
+    start: int
+    stop: int
+    labels: list[dict[str, str]]
+    links: list[dict[str, str]]
+    parameters: list[dict[str, str]]
+    steps: list[PhaseStep]
+    attachments: list[dict[str, str]]
+
+
 @dataclass
 class Attachment:
     name: str
@@ -70,7 +117,7 @@ class Attachment:
 
 @dataclass
 class Converted:
-    result: dict[str, Any]
+    result: AllureResult
     attachments: dict[str, Attachment] = field(default_factory=dict)  # file name -> attachment
 
 
@@ -78,7 +125,7 @@ def digest(text: str) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()  # an id, not a secret
 
 
-def case_words(record: Mapping[str, Any]) -> str:
+def case_words(record: Record) -> str:
     """The case as words: its axes by name where they say everything the variant says, else the variant."""
     params = {name: value for name, value in (record.get("params") or {}).items() if str(value)}
     variant = str(record.get("variant") or "")
@@ -89,7 +136,7 @@ def case_words(record: Mapping[str, Any]) -> str:
     return " ".join(tokens)
 
 
-def title(record: Mapping[str, Any]) -> str:
+def title(record: Record) -> str:
     claim = str(record.get("claim_text") or "")
     if not claim:
         return str(record.get("title") or record.get("stable_id") or record.get("nodeid") or "?")
@@ -97,21 +144,21 @@ def title(record: Mapping[str, Any]) -> str:
     return f"{claim} [{words}]" if words else claim
 
 
-def driver_of(record: Mapping[str, Any]) -> str:
+def driver_of(record: Record) -> str:
     return str(record.get("driver") or NO_DEVICE)
 
 
-def qp_type(record: Mapping[str, Any]) -> str:
+def qp_type(record: Record) -> str:
     return str((record.get("params") or {}).get("qp_type") or "")
 
 
-def citation(record: Mapping[str, Any]) -> str:
+def citation(record: Record) -> str:
     """The section the check's claim rests on (a deviation's own source when it names another page's)."""
     own = str(record.get("deviation_ref") or "")
     return links.once(own or str(record.get("ref") or ""))
 
 
-def source_links(record: Mapping[str, Any]) -> list[links.Link]:
+def source_links(record: Record) -> list[links.Link]:
     identity = record.get("identity") or {}
     kernel = str(identity.get("kernel") or "")
     found = links.links(record.get("sources") or (), kernel)
@@ -122,7 +169,7 @@ def source_links(record: Mapping[str, Any]) -> list[links.Link]:
     return found
 
 
-def status_message(record: Mapping[str, Any]) -> str:
+def status_message(record: Record) -> str:
     """The one text Allure shows under the result's name, and its categories match."""
     outcome = record["outcome"]
     reason = str(record.get("reason") or "")
@@ -151,7 +198,7 @@ def status_message(record: Mapping[str, Any]) -> str:
     return f"{outcome}: {reason}"
 
 
-def description(record: Mapping[str, Any], has_reproducer: bool, quote: str = "") -> str:
+def description(record: Record, has_reproducer: bool, quote: str = "") -> str:
     """Markdown: what the page says (quoted from the installed page where it could be), what was done, what
     was observed."""
     lines: list[str] = []
@@ -194,7 +241,7 @@ def description(record: Mapping[str, Any], has_reproducer: bool, quote: str = ""
     return redact("\n".join(lines)).strip() + "\n"
 
 
-def observed_lines(record: Mapping[str, Any], has_reproducer: bool) -> list[str]:
+def observed_lines(record: Record, has_reproducer: bool) -> list[str]:
     outcome = record["outcome"]
     lines = [f"**What was observed:** {outcome}."]
     if record.get("expected") or record.get("observed"):
@@ -226,7 +273,7 @@ def observed_lines(record: Mapping[str, Any], has_reproducer: bool) -> list[str]
     return lines
 
 
-def labels(record: Mapping[str, Any]) -> list[dict[str, str]]:
+def labels(record: Record) -> list[dict[str, str]]:
     identity = record.get("identity") or {}
     driver = driver_of(record)
     verb = str(record.get("verb") or record.get("test") or "")
@@ -253,7 +300,7 @@ def labels(record: Mapping[str, Any]) -> list[dict[str, str]]:
     return [{"name": name, "value": value} for name, value in pairs if value]
 
 
-def result_links(record: Mapping[str, Any]) -> list[dict[str, str]]:
+def result_links(record: Record) -> list[dict[str, str]]:
     found = [link for link in source_links(record) if link.url]
     waiver = record.get("waiver") or {}
     if waiver.get("link"):
@@ -263,7 +310,7 @@ def result_links(record: Mapping[str, Any]) -> list[dict[str, str]]:
     return [{"name": link.name, "url": link.url, "type": "issue" if link.kind == "issue" else "link"} for link in found]
 
 
-def parameters(record: Mapping[str, Any]) -> list[dict[str, str]]:
+def parameters(record: Record) -> list[dict[str, str]]:
     params = [
         {"name": str(name), "value": str(value)} for name, value in (record.get("params") or {}).items() if str(value)
     ]
@@ -273,11 +320,11 @@ def parameters(record: Mapping[str, Any]) -> list[dict[str, str]]:
     return params
 
 
-def steps(record: Mapping[str, Any], start: int, stop: int) -> list[dict[str, Any]]:
+def steps(record: Record, start: int, stop: int) -> list[PhaseStep]:
     """The recorded verb calls as steps, under one step per phase (setup, call, teardown)."""
     decisive = record.get("decisive_call")
     failed_teardown = set(record.get("teardown_failures") or ())
-    phases: dict[str, list[dict[str, Any]]] = {}
+    phases: dict[str, list[Step]] = {}
     for line in record.get("steps") or ():
         found = STEP_LINE.match(line)
         if found is None:
@@ -291,7 +338,7 @@ def steps(record: Mapping[str, Any], start: int, stop: int) -> list[dict[str, An
         phases.setdefault(found.group("phase"), []).append(
             {"name": text, "status": status, "stage": "finished", "start": start, "stop": stop}
         )
-    out = []
+    out: list[PhaseStep] = []
     for phase, calls in phases.items():
         worst = (
             "failed"
@@ -311,7 +358,7 @@ def steps(record: Mapping[str, Any], start: int, stop: int) -> list[dict[str, An
     return out
 
 
-def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "", quote: str = "") -> Converted:
+def convert(record: Record, *, stop_ms: int, python_text: str = "", quote: str = "") -> Converted:
     """The Allure result of `record` and its attachments (file names under the results directory).
 
     `python_text` is the Python reproducer's text; `quote` the cited section's own words (manpages.py).
@@ -342,7 +389,7 @@ def convert(record: Mapping[str, Any], *, stop_ms: int, python_text: str = "", q
     # (its stable id is the function's name, the same for each of its parameter sets).
     case_key = stable_id if record.get("case_id") else str(record.get("nodeid") or stable_id)
     device = str(record.get("device") or NO_DEVICE)
-    result: dict[str, Any] = {
+    result: AllureResult = {
         "uuid": result_uuid,
         "testCaseId": digest(case_key),
         "historyId": digest(f"{case_key}|{driver_of(record)}|{device}"),

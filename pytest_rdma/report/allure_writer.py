@@ -21,13 +21,14 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import pytest
 
 from pytest_rdma.report.allure_config import ENVIRONMENT_FILE
 from pytest_rdma.report.allure_model import convert
 from pytest_rdma.report.manpages import passage
+from pytest_rdma.report.record import Identity, Record
 from pytest_rdma.report.results import Results
 
 # What Allure reads from a results directory and an earlier run may have left there (a killed one, its
@@ -44,6 +45,13 @@ STALE = (
 )
 
 
+class RunEnvironment(TypedDict):
+    """The run's devices, written with the Allure results (allure_config.read_environment reads them)."""
+
+    schema_version: int
+    devices: dict[str, Identity]
+
+
 def clear(directory: Path) -> None:
     for pattern in STALE:
         for path in directory.glob(pattern):
@@ -51,7 +59,7 @@ def clear(directory: Path) -> None:
                 path.unlink()
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Mapping[str, object]) -> None:
     temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
     temporary.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
     temporary.replace(path)
@@ -62,15 +70,15 @@ class AllureWriter:
         self.directory = directory
         self.results = results
         self.reproducers = reproducers
-        self._deferred: list[dict[str, Any]] = []  # records without a device, until the run's devices are known
-        self._devices: dict[str, dict[str, Any]] = {}
+        self._deferred: list[Record] = []  # records without a device, until the run's devices are known
+        self._devices: dict[str, Identity] = {}
         results.sinks.append(self.append)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         clear(self.directory)
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         if not record.get("device"):
             self._deferred.append(record)
             return
@@ -80,17 +88,17 @@ class AllureWriter:
             write_json(self.directory / ENVIRONMENT_FILE, self.environment())
         self.write(record)
 
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> RunEnvironment:
         return {"schema_version": 1, "devices": self._devices}
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         _, quote = passage(str(record.get("ref") or ""), str(record.get("claim_text") or ""))
         converted = convert(record, stop_ms=int(time.time() * 1000), python_text=self.python_text(record), quote=quote)
         for name, attachment in converted.attachments.items():
             (self.directory / name).write_bytes(attachment.content)
         write_json(self.directory / f"{converted.result['uuid']}-result.json", converted.result)
 
-    def python_text(self, record: Mapping[str, Any]) -> str:
+    def python_text(self, record: Record) -> str:
         """The Python reproducer, written by the process that ran the check, on this machine's disk."""
         relative = (record.get("reproducer") or {}).get("python")
         if not relative:

@@ -74,7 +74,7 @@ def columns_of(paths: list[Path]) -> list[Column]:
                 column = deviceless
             else:
                 column = per_driver.setdefault(driver, Column(driver, driver, f"run {run}: {path.name}"))
-            row = (record.get("verb") or record.get("test") or "?", record.get("claim") or record.get("stable_id"))
+            row = (record.get("verb") or record.get("test") or "?", record.get("claim") or record["stable_id"])
             # One column per driver: with two devices of one driver, the worse outcome counts.
             key = record["stable_id"]
             previous = column.outcomes.get(key)

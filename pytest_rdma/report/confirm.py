@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 VERDICTS = {0: "reproduced", 1: "not reproduced", 2: "setup failed", 3: "no automatic verdict"}
 BUILD_SECONDS = 120
@@ -22,11 +22,20 @@ BUILD_SECONDS = 120
 RUN_SECONDS = 150
 
 
+class Confirmation(TypedDict, total=False):
+    """A reproducer's verdict when built and run (`confirmed` in a record's reproducer)."""
+
+    verdict: str
+    detail: str
+    seconds: float
+    exit: int
+
+
 def link_flags(c_text: str) -> list[str]:
     return ["-libverbs", "-lrdmacm"] if "<rdma/rdma_cma.h>" in c_text else ["-libverbs"]
 
 
-def confirm(c_file: Path) -> dict[str, Any]:
+def confirm(c_file: Path) -> Confirmation:
     """Build and run one C reproducer; its verdict ("reproduced", "not reproduced", ...) and what backs it."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:

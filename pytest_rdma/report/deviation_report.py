@@ -13,7 +13,6 @@ raised, as a plain string (public pytest API: a report's longrepr may be a str).
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
 
@@ -44,6 +43,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     text = f"{deviation}\n{path}:{lineno}: raised here"
     # pytest takes a call whose excinfo is not an ExceptionInfo as the representation itself; the
     # hook's own `call` keeps the exception, which xfail handling (waivers) and the recorder read.
-    plain: Any = copy.copy(call)
-    plain.excinfo = text
+    plain = copy.copy(call)
+    plain.excinfo = text  # type: ignore[assignment]  # on purpose: see the comment above
     return pytest.TestReport.from_item_and_call(item, plain)

@@ -19,16 +19,50 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TypedDict, cast
 
 import pytest
 
 from pytest_rdma.command_line import InputError, Parser, fail
-from pytest_rdma.report.record import SCHEMA_VERSION
+from pytest_rdma.expectations import WaiverRecord
+from pytest_rdma.report.record import SCHEMA_VERSION, Identity, Record
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results, counts
 from pytest_rdma.report.terminal import Summary
+
+
+class Tool(TypedDict):
+    """The versions that wrote a results file."""
+
+    name: str
+    version: str
+    pytest: str
+    python: str
+
+
+class SessionFacts(TypedDict, total=False):
+    """The session fields (docs/results-schema.md): the first line of the .jsonl, the top of the document."""
+
+    schema_version: int
+    tool: Tool
+    started: str
+    argv: list[str]
+    strict: bool
+    expectations: list[str]
+
+
+class Document(SessionFacts, total=False):
+    """The final results document (or one read back from the lines of a cut-short run)."""
+
+    finished: str | None
+    exitstatus: int | None
+    devices: dict[str, Identity]
+    summary: dict[str, dict[str, dict[str, int]]]  # driver -> verb -> outcome -> number of checks
+    results: list[Record]
+    unfinished: list[str]
+    waivers: dict[str, list[WaiverRecord]]  # stale and refused (expectations.review)
 
 
 def lines_path(path: Path) -> Path:
@@ -60,7 +94,7 @@ class JsonResults:
         self._lines: IO[str] | None = None
         results.sinks.append(self.append)
 
-    def session_facts(self) -> dict[str, Any]:
+    def session_facts(self) -> SessionFacts:
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": {
@@ -86,10 +120,10 @@ class JsonResults:
         # Without xdist the controller collects; the final file then keeps collection order.
         self.order = {item.nodeid: index for index, item in enumerate(items)}
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         self._write({"type": "result", **record})
 
-    def _write(self, line: dict[str, Any]) -> None:
+    def _write(self, line: Mapping[str, object]) -> None:
         if self._lines is None:
             return
         self._lines.write(json.dumps(line, sort_keys=True) + "\n")
@@ -116,14 +150,14 @@ class JsonResults:
 
 
 def final_document(
-    session: dict[str, Any],
-    records: list[dict[str, Any]],
-    devices: dict[str, Any],
+    session: SessionFacts,
+    records: list[Record],
+    devices: dict[str, Identity],
     exitstatus: int | None,
     finished: str | None,
     unfinished: list[str],
-) -> dict[str, Any]:
-    document = {
+) -> Document:
+    document: Document = {
         **session,
         "finished": finished,
         "exitstatus": exitstatus,
@@ -136,12 +170,12 @@ def final_document(
     return document
 
 
-def dumps(document: dict[str, Any]) -> str:
+def dumps(document: Mapping[str, object]) -> str:
     """The document as JSON text: a key per line at the top, and each list of results one result per
     line (grep finds a check's whole record). json's C encoder writes only unindented text; indenting
     the whole document took seconds at the end of a lab run of the catalogue."""
 
-    def value(item: Any) -> str:
+    def value(item: object) -> str:
         if isinstance(item, list) and item and all(isinstance(entry, dict) for entry in item):
             return "[\n" + ",\n".join(f"  {json.dumps(entry, sort_keys=True)}" for entry in item) + "\n ]"
         return json.dumps(item, sort_keys=True)
@@ -149,18 +183,19 @@ def dumps(document: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(f" {json.dumps(key)}: {value(document[key])}" for key in sorted(document)) + "\n}\n"
 
 
-def write(path: Path, document: dict[str, Any]) -> None:
+def write(path: Path, document: Document) -> None:
     """Write to a temporary name and rename: readers see no file or a whole one."""
     temporary = path.with_name(path.name + f".tmp{os.getpid()}")
     temporary.write_text(dumps(document), encoding="utf-8")
     temporary.replace(path)
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> Document:
     """A results file, final (.json) or, for an interrupted run, its lines (.jsonl)."""
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
-        document: dict[str, Any] = {"results": [], "devices": {}}
+        # json.loads gives the lines as written by JsonResults (read_results checked their shape).
+        document: Document = {"results": [], "devices": {}}
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -198,7 +233,7 @@ def final_path(lines: Path) -> Path:
 GIVE_RESULTS = "give a results file written by pytest --rdma-json PATH (or the .jsonl of a cut-short run)"
 
 
-def read_results(path: Path) -> dict[str, Any]:
+def read_results(path: Path) -> Document:
     """load(path) for a command: anything that is not a results file of this schema is an InputError
     whose one line says what is wrong with the file and what to give instead."""
     try:
@@ -303,7 +338,8 @@ def finish_main(argv: list[str]) -> int:
         return 4
     records = lines.pop("results")
     devices = lines.pop("devices")
-    session = {key: value for key, value in lines.items() if key not in ("finished", "exitstatus")}
+    # cast: what is left of the lines' document, less the final file's own fields, is their session line.
+    session = cast(SessionFacts, {key: value for key, value in lines.items() if key not in ("finished", "exitstatus")})
     write(output, final_document(session, records, devices, exitstatus=None, finished=None, unfinished=[]))
     print(f"finish: {output}: {len(records)} results from {options.lines}")
     return 0

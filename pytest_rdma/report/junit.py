@@ -22,13 +22,13 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_rdma.guard.findings import leak_text
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report import links
+from pytest_rdma.report.record import Identity, Phase, Record
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results
 
@@ -39,11 +39,11 @@ SKIPPED = (WAIVED, UNSUPPORTED, NOT_EXERCISED)
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def xml_text(value: Any) -> str:
+def xml_text(value: object) -> str:
     return NOT_XML.sub("\ufffd", redact(str(value)))
 
 
-def case_name(record: Mapping[str, Any]) -> str:
+def case_name(record: Record) -> str:
     """The check's claim and case: "required-attrs[RC-RESET>INIT-without-STATE]"."""
     if record.get("claim"):
         return f"{record['claim']}[{record['variant']}]" if record.get("variant") else str(record["claim"])
@@ -52,7 +52,7 @@ def case_name(record: Mapping[str, Any]) -> str:
     return own or str(record.get("stable_id") or "")
 
 
-def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+def case_properties(record: Record) -> list[tuple[str, str]]:
     reproducer = record.get("reproducer") or {}
     waiver = record.get("waiver") or {}
     cited = links.once(str(record.get("deviation_ref") or record.get("ref") or ""))
@@ -78,11 +78,11 @@ def case_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(key, str(value)) for key, value in pairs if value]
 
 
-def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+def finding_properties(record: Phase) -> list[tuple[str, str]]:
     """What the guards found (a leak, a kernel fault), whatever the outcome: in report mode it is all there is."""
     props = []
     if record.get("leak"):
-        props.append(("leak", leak_text(record["leak"])))
+        props.append(("leak", leak_text(record["leak"])))  # type: ignore[arg-type]  # not None: tested above
     kernel = record.get("kernel_log")
     if kernel:
         origin = " (written from user space)" if kernel.get("from_user_space") else ""
@@ -92,7 +92,7 @@ def finding_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     return props
 
 
-def testcase(record: Mapping[str, Any]) -> ET.Element:
+def testcase(record: Record) -> ET.Element:
     driver = record.get("driver") or "no-device"
     case = ET.Element(
         "testcase",
@@ -131,9 +131,9 @@ def testcase(record: Mapping[str, Any]) -> ET.Element:
     return case
 
 
-def document(records: Sequence[Mapping[str, Any]], identities: Mapping[str, Mapping[str, Any]]) -> ET.Element:
+def document(records: Sequence[Record], identities: Mapping[str, Identity]) -> ET.Element:
     root = ET.Element("testsuites", name="pytest-rdma")
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+    groups: dict[str, list[Record]] = {}
     for record in records:
         groups.setdefault(record.get("device") or "", []).append(record)
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -151,7 +151,8 @@ def document(records: Sequence[Mapping[str, Any]], identities: Mapping[str, Mapp
             "testsuite",
             name=f"{device} ({driver})" if device else "no device",
             time=f"{sum(float(r.get('duration') or 0) for r in group):.3f}",
-            **{k: str(v) for k, v in counts.items()},
+            # The counts go to **extra (strings); mypy also matches a ** argument against attrib.
+            **{k: str(v) for k, v in counts.items()},  # type: ignore[arg-type]
         )
         if identity:  # junit-10.xsd: <properties> holds at least one <property>
             props = ET.SubElement(suite, "properties")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 MAN7 = "https://man7.org/linux/man-pages/man{number}/{page}.{number}.html"
 ELIXIR = "https://elixir.bootlin.com/linux/{version}/source/{path}"
@@ -72,7 +71,7 @@ def kernel_url(ref: str, kernel: str = "") -> str:
     return ELIXIR.format(version=f"v{version.group(1)}.{version.group(2)}" if version else "latest", path=path)
 
 
-def source_link(source: Mapping[str, Any], kernel: str = "") -> Link:
+def source_link(source: Mapping[str, object], kernel: str = "") -> Link:
     """A cited source as a link (url "" when it has no public copy)."""
     kind = str(source.get("kind") or "")
     ref = str(source.get("ref") or "")
@@ -97,7 +96,7 @@ def text_link(text: str, kind: str = "issue") -> Link:
     return Link(text, "", kind)
 
 
-def links(sources: Iterable[Mapping[str, Any]], kernel: str = "") -> list[Link]:
+def links(sources: Iterable[Mapping[str, object]], kernel: str = "") -> list[Link]:
     """Each cited source once, in the order cited."""
     seen: dict[str, Link] = {}
     for source in sources:

@@ -13,14 +13,15 @@ record, and the controller merges them (`merge`): the most severe phase outcome 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Literal, TypedDict, cast
 
 import pytest
 
 from pytest_rdma.calls.invoke import decided_above
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.cases import Case
-from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD
+from pytest_rdma.expectations import WaiverRecord
+from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD, KernelLogFinding, Leak
 from pytest_rdma.outcomes import (
     CONFORMS,
     CRASH,
@@ -33,8 +34,10 @@ from pytest_rdma.outcomes import (
     CheckTimeout,
     Deviation,
 )
+from pytest_rdma.report.confirm import Confirmation
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
+from pytest_rdma.shapes import Json, JsonObject
 
 SCHEMA_VERSION = 2
 REPORT_KEY = "rdma_result"  # the attribute on TestReport.__dict__ that carries a phase record
@@ -45,7 +48,99 @@ TIMEOUT_MARK = "Timeout"  # pytest-timeout's failure starts with it
 CRASH_MARK = "crashed while running"  # xdist's text for a worker that died during a check
 MESSAGE_LIMIT = 4000
 # Guard findings: the report field the guards set at teardown -> the record field it becomes.
-FINDING_FIELDS = {LEAK_FIELD: "leak", KERNEL_LOG_FIELD: "kernel_log"}
+FINDING_FIELDS: dict[str, Literal["leak", "kernel_log"]] = {LEAK_FIELD: "leak", KERNEL_LOG_FIELD: "kernel_log"}
+
+# The record's parts, as docs/results-schema.md gives them. Every part may lack keys: a record read
+# back from a results file, or one rebuilt for a crashed check, has only what was known.
+
+# A device's identity (schema: Identity): field -> text.
+Identity = dict[str, str]
+
+
+class Source(TypedDict):
+    """One source a claim cites."""
+
+    kind: str
+    ref: str
+    section: str
+
+
+class Reproducer(TypedDict, total=False):
+    """A deviation's reproducer files (paths relative to `dir`), the C text and, confirmed, its verdict."""
+
+    dir: str
+    c: str
+    python: str
+    decisive_call: int | None
+    c_text: str
+    confirmed: Confirmation
+
+
+class CaseFacts(TypedDict, total=False):
+    """What a record says about the check itself: the same for every device and phase."""
+
+    stable_id: str
+    test: str
+    verb: str
+    claim: str
+    claim_text: str
+    title: str
+    ref: str
+    sources: list[Source]
+    transports: list[str]
+    layer: str
+    kind: str
+    variant: str
+    case_id: str
+    params: dict[str, str]
+    family: str
+
+
+class CheckInfo(CaseFacts, total=False):
+    """What a check is about, on every phase record: the case's facts and the device it ran on."""
+
+    nodeid: str
+    device: str
+    driver: str
+    identity: Identity | None
+
+
+class Evidence(TypedDict, total=False):
+    """The calls a check made, where they answered, and who decided (see `evidence`)."""
+
+    steps: list[str]
+    routes: list[str]
+    decided_by: str
+    teardown_failures: list[str]
+
+
+class Phase(Evidence, total=False):
+    """How one phase (setup, call, teardown) ended, with the evidence for it."""
+
+    when: str
+    pytest_outcome: str
+    outcome: str
+    duration: float
+    reason: str
+    expected: str
+    observed: str
+    observation: JsonObject
+    details: dict[str, str]
+    message: str
+    waiver: WaiverRecord | None
+    blocked: bool
+    decisive_call: int | None
+    deviation_ref: str
+    reproducer: Reproducer
+    rerun: str
+    leak: Leak | None
+    kernel_log: KernelLogFinding | None
+
+
+class Record(CheckInfo, Phase, total=False):
+    """One check's record (`results[]` of the results file): its phases merged."""
+
+    worker: str
 
 
 def severity(outcome: str) -> int:
@@ -69,7 +164,7 @@ def is_rdma_item(item: pytest.Item) -> bool:
     return case_of(item) is not None or bool(device_of(item)) or "rdma_dut" in getattr(item, "fixturenames", ())
 
 
-def case_facts(case: Case) -> dict[str, Any]:
+def case_facts(case: Case) -> CaseFacts:
     """What a record says about the check itself: the same for every device and phase."""
     return {
         "stable_id": case.stable_id,
@@ -90,11 +185,11 @@ def case_facts(case: Case) -> dict[str, Any]:
     }
 
 
-def item_info(item: pytest.Item, identity: Mapping[str, Any] | None) -> dict[str, Any]:
+def item_info(item: pytest.Item, identity: Mapping[str, str] | None) -> CheckInfo:
     """What a check is about, for every phase record."""
     case = case_of(item)
     device = device_of(item) or (identity or {}).get("name", "")
-    info: dict[str, Any] = {
+    info: CheckInfo = {
         "nodeid": item.nodeid,
         "device": device,
         "driver": (identity or {}).get("driver", ""),
@@ -134,8 +229,8 @@ def pytest_outcome(report: pytest.TestReport) -> str:
     return report.outcome
 
 
-def blank_phase(report: pytest.TestReport) -> dict[str, Any]:
-    phase: dict[str, Any] = {
+def blank_phase(report: pytest.TestReport) -> Phase:
+    phase: Phase = {
         "when": report.when,
         "pytest_outcome": pytest_outcome(report),
         "duration": round(float(getattr(report, "duration", 0.0) or 0.0), 6),
@@ -149,13 +244,18 @@ def blank_phase(report: pytest.TestReport) -> dict[str, Any]:
         "blocked": False,
     }
     # The guards' findings, whatever the outcome: in report mode they are all there is to see.
-    phase.update({field: report.__dict__[name] for name, field in FINDING_FIELDS.items() if report.__dict__.get(name)})
+    # cast: the guards set these report fields to a Leak and a KernelLogFinding (guard/findings.py).
+    phase.update(
+        cast(
+            Phase, {field: report.__dict__[name] for name, field in FINDING_FIELDS.items() if report.__dict__.get(name)}
+        )
+    )
     return phase
 
 
 def classify(
-    report: pytest.TestReport, exc: BaseException | None, run: Run | None, waiver: Mapping[str, Any] | None
-) -> dict[str, Any]:
+    report: pytest.TestReport, exc: BaseException | None, run: Run | None, waiver: WaiverRecord | None
+) -> Phase:
     """The outcome of one phase, with the evidence for it; its texts name no path of this machine."""
     phase = _classify(report, exc, run, waiver)
     for key in ("reason", "observed", "message"):
@@ -164,8 +264,8 @@ def classify(
 
 
 def _classify(
-    report: pytest.TestReport, exc: BaseException | None, run: Run | None, waiver: Mapping[str, Any] | None
-) -> dict[str, Any]:
+    report: pytest.TestReport, exc: BaseException | None, run: Run | None, waiver: WaiverRecord | None
+) -> Phase:
     phase = blank_phase(report)
     if report.passed:
         phase["outcome"] = CONFORMS
@@ -215,7 +315,7 @@ def _classify(
     return phase
 
 
-def _deviation(phase: dict[str, Any], exc: BaseException | None) -> None:
+def _deviation(phase: Phase, exc: BaseException | None) -> None:
     if isinstance(exc, Deviation):
         phase["expected"] = exc.expected
         phase["observed"] = exc.observed
@@ -228,7 +328,7 @@ def _deviation(phase: dict[str, Any], exc: BaseException | None) -> None:
         phase["observed"] = _first_line(exc)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Json:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if isinstance(value, (list, tuple)):
@@ -238,7 +338,7 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def evidence(run: Run | None, exc: BaseException | None) -> dict[str, Any]:
+def evidence(run: Run | None, exc: BaseException | None) -> Evidence:
     """The calls the check made, as step lines (in the order made), where they answered, and who decided.
 
     The layer that decided is the case's (where the claim is known to be decided above the
@@ -268,19 +368,20 @@ def _last_line(text: str) -> str:
     return (lines[-1] if lines else "")[:500]
 
 
-def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str) -> dict[str, Any]:
+def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
     """The record of one check from its phase records."""
     decisive = min(phases, key=lambda phase: severity(phase["outcome"]))
-    record: dict[str, Any] = dict(info)
+    record: Record = {**info}
     for key in ("outcome", "when", "reason", "expected", "observed", "observation", "details", "message"):
-        record[key] = decisive.get(key, "" if key not in ("observation", "details") else {})
+        # The default is the field's own type: "" for a text, {} for observation and details.
+        record[key] = decisive.get(key, "" if key not in ("observation", "details") else {})  # type: ignore[typeddict-item]
     record["blocked"] = bool(decisive.get("blocked"))
     record["pytest_outcome"] = _combined_pytest_outcome(phases)
     # The decisive phase's waiver first: a setup that passed says "fixed", the call that deviated "applied".
     record["waiver"] = decisive.get("waiver") or next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
     record["worker"] = worker
-    for key in (
+    for name in (
         "steps",
         "routes",
         "decided_by",
@@ -291,15 +392,15 @@ def merge(info: Mapping[str, Any], phases: list[Mapping[str, Any]], worker: str)
         "rerun",
     ):
         # Call 0 is a decisive call like any other: only absence (or an empty list) is no evidence.
-        found = next((p[key] for p in phases if p.get(key) or p.get(key) == 0), None)
+        found = next((p[name] for p in phases if p.get(name) or p.get(name) == 0), None)
         if found is not None:
-            record[key] = found
+            record[name] = found
     for field in FINDING_FIELDS.values():
         record[field] = next((p[field] for p in phases if p.get(field)), None)
     return record
 
 
-def _combined_pytest_outcome(phases: list[Mapping[str, Any]]) -> str:
+def _combined_pytest_outcome(phases: list[Phase]) -> str:
     outcomes = [p["pytest_outcome"] for p in phases]
     for name in ("error", "failed", "xpassed", "xfailed", "skipped"):
         if name in outcomes:

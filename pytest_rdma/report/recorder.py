@@ -11,7 +11,7 @@ Python) are written here, from the check's recorded calls, and named in its reco
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,11 +20,25 @@ from pytest_rdma.outcomes import DEVIATES, WAIVED, Deviation
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm import confirm
 from pytest_rdma.report.junit import finding_properties
-from pytest_rdma.report.record import REPORT_KEY, case_of, classify, evidence, is_rdma_item, item_info
+from pytest_rdma.report.record import (
+    REPORT_KEY,
+    CheckInfo,
+    Phase,
+    case_of,
+    classify,
+    evidence,
+    is_rdma_item,
+    item_info,
+)
 from pytest_rdma.running import RUN
 from pytest_rdma.settings import Settings
 
-INFO_KEY = pytest.StashKey[dict]()
+if TYPE_CHECKING:
+    import pluggy
+
+    from pytest_rdma.provider.device import DeviceUnderTest
+
+INFO_KEY = pytest.StashKey[CheckInfo]()
 WAIVER_KEY = pytest.StashKey[Waiver]()
 # Identity facts recorded per test as JUnit properties (for pytest's own --junitxml).
 JUNIT_IDENTITY_FIELDS = ("driver", "node_type", "transport", "firmware", "vendor_id", "vendor_part_id")
@@ -35,18 +49,20 @@ class Recorder:
         self.settings = settings
         self.expectations = expectations
 
-    def info(self, item: pytest.Item) -> dict[str, Any] | None:
-        info = item.stash.get(INFO_KEY, None)
+    def info(self, item: pytest.Item) -> CheckInfo | None:
+        info: CheckInfo | None = item.stash.get(INFO_KEY, None)
         if info is None and is_rdma_item(item):
-            dut = getattr(item, "funcargs", {}).get("rdma_dut")
-            identity = dut.identity.as_dict() if getattr(dut, "identity", None) is not None else None
+            dut: DeviceUnderTest | None = getattr(item, "funcargs", {}).get("rdma_dut")  # the fixture's value
+            identity = (
+                dut.identity.as_dict() if dut is not None and getattr(dut, "identity", None) is not None else None
+            )
             info = item_info(item, identity)
             if identity is not None:  # complete once the device is open
                 item.stash[INFO_KEY] = info
         return info
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, object, None]:
         yield
         # After setup the device fixture is live, so its identity (and driver) is known.
         info = self.info(item)
@@ -64,7 +80,9 @@ class Recorder:
             item.user_properties.extend(junit_properties(info))
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
         info = self.info(item)
@@ -90,7 +108,7 @@ class Recorder:
         report.__dict__[REPORT_KEY] = {"info": info, "phase": phase}
 
 
-def _unwaive(report: pytest.TestReport, phase: dict[str, Any], waiver: Waiver, exc: Deviation) -> dict[str, Any]:
+def _unwaive(report: pytest.TestReport, phase: Phase, waiver: Waiver, exc: Deviation) -> Phase:
     """A waived check whose observation differs from the waiver's: a failure, saying both."""
     report.outcome = "failed"
     if hasattr(report, "wasxfail"):
@@ -109,7 +127,7 @@ def _unwaive(report: pytest.TestReport, phase: dict[str, Any], waiver: Waiver, e
     }
 
 
-def junit_properties(info: dict[str, Any]) -> list[tuple[str, str]]:
+def junit_properties(info: CheckInfo) -> list[tuple[str, str]]:
     identity = info.get("identity") or {}
     props = [("rdma.device", info["device"])]
     props += [(f"rdma.{key}", str(identity[key])) for key in JUNIT_IDENTITY_FIELDS if key in identity]

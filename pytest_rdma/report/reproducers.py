@@ -8,11 +8,10 @@ to that directory, so no machine's absolute path travels in a result.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from pytest_rdma.calls.render import c_program, python_script
 from pytest_rdma.outcomes import Deviation
+from pytest_rdma.report.record import CheckInfo, Reproducer
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 from pytest_rdma.settings import Settings
@@ -27,7 +26,7 @@ def file_stem(stable_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+=-]+", "-", inside).strip("-")[:180]
 
 
-def header(info: Mapping[str, Any], exc: BaseException | None) -> list[str]:
+def header(info: CheckInfo, exc: BaseException | None) -> list[str]:
     lines = [
         f"check:    {info['stable_id']} on {info['device']} (driver {info['driver']})",
         f"claim:    {info['claim_text']}",
@@ -38,7 +37,7 @@ def header(info: Mapping[str, Any], exc: BaseException | None) -> list[str]:
     return lines
 
 
-def write(settings: Settings, info: Mapping[str, Any], run: Run, exc: BaseException | None) -> dict[str, Any]:
+def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | None) -> Reproducer:
     """Write both reproducers; their paths (relative to the reproducers directory) and the C text."""
     from pytest_rdma.generate import active
 

@@ -10,29 +10,48 @@ the catalogue's cases have on the devices of this run.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable, TypedDict
 
 import pytest
 
 from pytest_rdma.cases import Case
 from pytest_rdma.generate import active, expand
-from pytest_rdma.report.record import CRASH_MARK, REPORT_KEY, case_facts, classify, merge
+from pytest_rdma.report.record import (
+    CRASH_MARK,
+    REPORT_KEY,
+    CaseFacts,
+    CheckInfo,
+    Identity,
+    Phase,
+    Record,
+    case_facts,
+    classify,
+    merge,
+)
 
-Sink = Callable[[dict[str, Any]], None]
+# A reporter's callback for each record as it is complete.
+Sink = Callable[[Record], None]
+
+
+class PhaseReport(TypedDict):
+    """What a phase report carries on `report.__dict__[REPORT_KEY]` (recorder.py)."""
+
+    info: CheckInfo
+    phase: Phase
 
 
 class Results:
     def __init__(self, devices: tuple[str, ...]) -> None:
         self.devices = devices
-        self.records: list[dict[str, Any]] = []
-        self.identities: dict[str, dict[str, Any]] = {}
+        self.records: list[Record] = []
+        self.identities: dict[str, Identity] = {}
         self.sinks: list[Sink] = []
         self.unfinished: list[str] = []  # checks cut short before pytest reported an outcome for them
-        self._pending: dict[str, tuple[dict[str, Any], list[dict[str, Any]], str]] = {}
+        self._pending: dict[str, tuple[CheckInfo, list[Phase], str]] = {}
         self._by_name: dict[str, tuple[Case | None, str]] | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        data = report.__dict__.get(REPORT_KEY)
+        data: PhaseReport | None = report.__dict__.get(REPORT_KEY)
         worker = getattr(getattr(report, "node", None), "gateway", None)
         worker_id = getattr(worker, "id", None) or getattr(report, "worker_id", None) or "main"
         crashed = data is None and report.failed and CRASH_MARK in report.longreprtext
@@ -43,13 +62,14 @@ class Results:
         info, phases, _ = self._pending.setdefault(report.nodeid, (data["info"], [], worker_id))
         phases.append(data["phase"])
         if data["info"].get("identity") and data["info"].get("device"):
-            self.identities.setdefault(data["info"]["device"], data["info"]["identity"])
+            # Not None: the test above; mypy does not narrow a key through .get().
+            self.identities.setdefault(data["info"]["device"], data["info"]["identity"])  # type: ignore[arg-type]
         if report.when == "teardown" or crashed:
             self._finish(report.nodeid)
 
-    def _crash(self, report: pytest.TestReport) -> dict[str, Any]:
+    def _crash(self, report: pytest.TestReport) -> PhaseReport:
         pending = self._pending.get(report.nodeid)
-        info = dict(pending[0]) if pending else self._lookup(report.nodeid)
+        info = pending[0].copy() if pending else self._lookup(report.nodeid)
         if not info.get("identity") and info.get("device"):
             info["identity"] = self.identities.get(info["device"])
             info["driver"] = (info["identity"] or {}).get("driver", "")
@@ -59,7 +79,7 @@ class Results:
         )
         return {"info": info, "phase": phase}
 
-    def _lookup(self, nodeid: str) -> dict[str, Any]:
+    def _lookup(self, nodeid: str) -> CheckInfo:
         """What a check was, from its node id: the case whose id pytest gave it on one of our devices."""
         if self._by_name is None:
             self._by_name = {}
@@ -72,8 +92,10 @@ class Results:
                             else (f"test_{case.verb}[{case.id}]")
                         )
                         self._by_name[name] = (case, device)
-        case, device = self._by_name.get(nodeid.rsplit("::", 1)[-1], (None, ""))
-        facts = case_facts(case) if isinstance(case, Case) else {"stable_id": nodeid, "verb": "", "claim": ""}
+        found, device = self._by_name.get(nodeid.rsplit("::", 1)[-1], (None, ""))
+        facts: CaseFacts = (
+            case_facts(found) if isinstance(found, Case) else {"stable_id": nodeid, "verb": "", "claim": ""}
+        )
         return {"nodeid": nodeid, "device": device, "driver": "", "identity": None, **facts}
 
     def _finish(self, nodeid: str) -> None:
@@ -103,14 +125,14 @@ class Results:
         self.finish_pending()
 
 
-def by_driver(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
+def by_driver(records: list[Record]) -> dict[str, list[Record]]:
+    groups: dict[str, list[Record]] = {}
     for record in records:
         groups.setdefault(record.get("driver") or "no device", []).append(record)
     return groups
 
 
-def counts(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+def counts(records: list[Record]) -> dict[str, dict[str, dict[str, int]]]:
     """driver -> verb -> outcome -> number of checks."""
     table: dict[str, dict[str, dict[str, int]]] = {}
     for driver, group in by_driver(records).items():

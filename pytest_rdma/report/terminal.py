@@ -10,27 +10,31 @@ the provider's score.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_rdma.expectations import Expectations, id_pattern, review
+from pytest_rdma.expectations import Expectations, WaiverRecord, id_pattern, review
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.report.record import Record
 from pytest_rdma.report.results import Results
+
+if TYPE_CHECKING:
+    from pytest_rdma.catalogue.model import Verb
 
 COUNTED = (CONFORMS, DEVIATES, CRASH, TIMEOUT, ERROR, UNSUPPORTED, WAIVED, NOT_EXERCISED)
 FAILING = (DEVIATES, CRASH, TIMEOUT, ERROR)
 EXERCISED = (CONFORMS, DEVIATES, WAIVED, CRASH, TIMEOUT)
 
 
-def by_device(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+def by_device(records: Sequence[Record]) -> dict[str, list[Record]]:
+    groups: dict[str, list[Record]] = {}
     for record in records:
         groups.setdefault(record.get("device") or "", []).append(record)
     return groups
 
 
-def count_line(device: str, group: Sequence[Mapping[str, Any]]) -> str:
+def count_line(device: str, group: Sequence[Record]) -> str:
     driver = next((r.get("driver") for r in group if r.get("driver")), "")
     if not driver:  # checks of an API family no provider here implements (DET): blocked, not a device's
         families = sorted({str(r.get("family") or "?") for r in group})
@@ -42,7 +46,7 @@ def count_line(device: str, group: Sequence[Mapping[str, Any]]) -> str:
     return f"{device} ({driver}): {len(group)} checks: {shown}{note}"
 
 
-def verdict(device: str, group: Sequence[Mapping[str, Any]]) -> tuple[str, bool]:
+def verdict(device: str, group: Sequence[Record]) -> tuple[str, bool]:
     """The verdict line of a device, and whether it fails the run."""
     failing = [r for r in group if r["outcome"] in FAILING]
     if failing:
@@ -62,7 +66,7 @@ def verdict(device: str, group: Sequence[Mapping[str, Any]]) -> tuple[str, bool]
     return f"{device}: PASSES: every exercised check conforms{extra}", False
 
 
-def deviation_lines(record: Mapping[str, Any], reproducers: str) -> list[str]:
+def deviation_lines(record: Record, reproducers: str) -> list[str]:
     lines = [f"  {record['stable_id']} [{record.get('ref', '')}]", f"      claim:    {record.get('claim_text', '')}"]
     if record.get("expected"):
         lines.append(f"      expected: {record['expected']}")
@@ -83,7 +87,7 @@ def deviation_lines(record: Mapping[str, Any], reproducers: str) -> list[str]:
     return lines
 
 
-def listed_lines(record: Mapping[str, Any]) -> list[str]:
+def listed_lines(record: Record) -> list[str]:
     why = record.get("reason") or record.get("observed") or ""
     lines = [f"  {record['outcome']:<13} {record['stable_id']}: {why}"]
     if record.get("rerun"):  # a crash: the one command that runs the check again, alone
@@ -92,11 +96,11 @@ def listed_lines(record: Mapping[str, Any]) -> list[str]:
 
 
 def render(
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[Record],
     *,
     reproducers: str,
     verbose: bool,
-    waivers: Mapping[str, list[dict[str, Any]]] | None = None,
+    waivers: Mapping[str, list[WaiverRecord]] | None = None,
 ) -> tuple[list[str], bool]:
     """The report's lines, and whether a device's verdict fails the run."""
     lines: list[str] = []
@@ -138,7 +142,7 @@ def catalogue_ids(patterns: Iterable[str] | None = None) -> set[str]:
     """
     from pytest_rdma import generate
 
-    verbs = generate.active().verbs
+    verbs: Sequence[Verb] = generate.active().verbs
     if patterns is not None:
         heads = {pattern.split("[", 1)[0] for pattern in patterns}
         verbs = [verb for verb in verbs if any(id_pattern(head).fullmatch(f"test_{verb.name}") for head in heads)]
@@ -154,7 +158,7 @@ class Summary:
         self.strict = strict
         self.reproducers = reproducers
         self.fails = False
-        self.waivers: dict[str, list[dict[str, Any]]] = {}
+        self.waivers: dict[str, list[WaiverRecord]] = {}
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # After Results (tryfirst) finished the records, before the file writers (trylast) record the status.
@@ -168,7 +172,7 @@ class Summary:
         if (self.fails or broken_waivers) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
         records = [r for r in self.results.records if r.get("device") or r.get("family")]
         if not records:
             return

@@ -15,11 +15,12 @@ import signal
 import threading
 from collections.abc import Callable, Generator
 from types import FrameType
-from typing import Any
+from typing import Optional, Union
 
 import pytest
 
-Handler = Callable[[int, FrameType | None], Any] | int | None
+# What signal.signal takes and gives back: a function, SIG_DFL / SIG_IGN, or None (not set from Python).
+Handler = Union[Callable[[int, Optional[FrameType]], object], int, None]
 
 
 class WholeChecks:

@@ -10,6 +10,7 @@ proves every size, offset, sign and pointer type against the installed header wi
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 from pytest_rdma.ibv.abi import device, flow, memory, qp, wr
 from pytest_rdma.ibv.abi._base import pthread_cond_t, pthread_mutex_t, timespec
@@ -22,9 +23,9 @@ from pytest_rdma.ibv.abi.wr import *  # noqa: F403
 _MODULES = (device, memory, qp, wr, flow)
 
 
-def all_types() -> list[type]:
-    """Every struct and union declared here that has a name in C, in declaration order."""
-    found: list[type] = [pthread_mutex_t, pthread_cond_t, timespec]
+def all_types() -> list[Any]:
+    """Every struct and union declared here that has a name in C, in declaration order (classes `define` made)."""
+    found: list[Any] = [pthread_mutex_t, pthread_cond_t, timespec]
     for module in _MODULES:
         for value in vars(module).values():
             if (

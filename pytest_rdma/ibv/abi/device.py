@@ -8,6 +8,7 @@ what verbs.h's verbs_get_ctx_op() checks before it calls an extended op (pytest_
 from __future__ import annotations
 
 import ctypes
+from typing import ClassVar
 
 from pytest_rdma.ibv.abi._base import (
     c_char,
@@ -83,6 +84,8 @@ define(
 class ibv_context_ops(ctypes.Structure):
     """struct ibv_context_ops: the provider's data-path ops the header's inlines call unchecked."""
 
+    _c_: ClassVar[dict[str, str]]  # the C spelling of each pointer field (define)
+
 
 _V = "void *(void)"  # the _compat_* slots: never called by the header
 define(
@@ -144,6 +147,8 @@ define(
 
 class verbs_context(ctypes.Structure):
     """struct verbs_context: the extended ops, growing towards lower addresses, then `sz`, then the context."""
+
+    _c_: ClassVar[dict[str, str]]  # the C spelling of each pointer field (define)
 
 
 define(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from typing import ClassVar
 
 from pytest_rdma.ibv.abi._base import c_int, c_uint, define, pthread_cond_t, pthread_mutex_t, u8, u16, u32, u64
 from pytest_rdma.ibv.abi.device import ibv_gid
@@ -358,6 +359,8 @@ define(
 
 class ibv_qp_ex(ctypes.Structure):
     """struct ibv_qp_ex: the ibv_wr_* inlines call these provider function pointers unchecked."""
+
+    _c_: ClassVar[dict[str, str]]  # the C spelling of each pointer field (define)
 
 
 _QPX = "struct ibv_qp_ex *"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ctypes
+from typing import ClassVar
 
 from pytest_rdma.ibv.abi._base import (
+    Field,
     c_int,
     c_size_t,
     c_uint,
@@ -208,7 +210,7 @@ class ibv_comp_channel(ctypes.Structure):
 define(ibv_comp_channel, [("context", "struct ibv_context *"), ("fd", c_int), ("refcnt", c_int)])
 
 # struct ibv_cq is the head of struct ibv_cq_ex: ibv_cq_ex_to_cq is a cast.
-_CQ = [
+_CQ: list[Field] = [
     ("context", "struct ibv_context *"),
     ("channel", "struct ibv_comp_channel *"),
     ("cq_context", "void *"),
@@ -244,6 +246,8 @@ define(ibv_wc_tm_info, [("tag", u64), ("priv", u32)])
 
 class ibv_cq_ex(ctypes.Structure):
     """struct ibv_cq_ex: the ibv_start_poll/ibv_wc_read_* inlines call these pointers unchecked."""
+
+    _c_: ClassVar[dict[str, str]]  # the C spelling of each pointer field (define)
 
 
 _CQX = "struct ibv_cq_ex *"
