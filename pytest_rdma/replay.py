@@ -9,20 +9,20 @@ status the C reproducer would: 0 when the decisive call shows the observation ag
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import cast
 
-from pytest_rdma.calls.invoke import Calls
+from pytest_rdma.calls.invoke import Calls, out_address
 from pytest_rdma.calls.marshal import read_object
-from pytest_rdma.calls.record import Call, Handle, Sym, result_name
-from pytest_rdma.calls.render import step_line
+from pytest_rdma.calls.record import Call, Handle, Readback, Sym, result_name
+from pytest_rdma.calls.render import RecordedCall, step_line
 from pytest_rdma.catalogue.index import Catalogue
-from pytest_rdma.catalogue.model import Array, Buffer, Need, Ref
+from pytest_rdma.catalogue.model import Array, Buffer, Need, Ref, Value
 from pytest_rdma.provider.device import DeviceUnderTest
 from pytest_rdma.verbs import CATALOGUE
 
 
-def decode(value: Any) -> Any:
-    """JSON of render.encode -> a catalogue value the call layer resolves."""
+def decode(value: object) -> Value:
+    """JSON of render.encode (`Encoded`) -> a catalogue value the call layer resolves."""
     if isinstance(value, Mapping):
         if "$handle" in value:
             return Ref(value["$handle"])
@@ -36,7 +36,7 @@ def decode(value: Any) -> Any:
             return Ref(result_name(value["$result"]))
         if "$array" in value:
             items = decode(value["$array"])
-            return Array(items if isinstance(items, bytes) else tuple(items))
+            return Array(items if isinstance(items, bytes) else tuple(cast("tuple[Value, ...]", items)))  # a list's
         return {key: decode(item) for key, item in value.items()}
     if isinstance(value, list):
         return tuple(decode(item) for item in value)
@@ -53,7 +53,7 @@ class ReplayScope:
         self.returned: dict[str, int] = {}  # r12: what the replay's call [12] returned (not a pointer)
         self.calls = Calls(catalogue.by_name, self)
 
-    def fact(self, path: str) -> Any:
+    def fact(self, path: str) -> Readback:
         return self.dut.fact(path)
 
     def resource(self, need: Need) -> Handle:
@@ -62,7 +62,7 @@ class ReplayScope:
     def buffer(self, size: int, seed: int | None = None) -> Handle:
         return self.calls.buffer(size, seed)
 
-    def struct(self, handle: Handle) -> Any:
+    def struct(self, handle: Handle) -> Readback:
         return read_object(handle)
 
     def step(self, name: str) -> Call:
@@ -77,7 +77,7 @@ class ReplayScope:
         return Call(-1, "", (), handle.address, handle, 0, "", True)
 
 
-def observed(call: Call, observation: Mapping[str, Any], named: Mapping[str, Call]) -> bool | None:
+def observed(call: Call, observation: Mapping[str, object], named: Mapping[str, Call]) -> bool | None:
     """Whether `call` shows the observation (None when the observation is not one a replay decides)."""
     if "returned" in observation:
         return bool(call.ok)
@@ -91,7 +91,7 @@ def observed(call: Call, observation: Mapping[str, Any], named: Mapping[str, Cal
         if path == "ret":
             return holder.value == observation.get("value")
         top, _, inner = path.partition(".")
-        data: Any = holder.outs.get(top)
+        data: Readback = holder.outs.get(top)
         for part in [p for p in inner.split(".") if p]:
             if isinstance(data, Mapping):
                 data = data.get(part)
@@ -103,17 +103,23 @@ def observed(call: Call, observation: Mapping[str, Any], named: Mapping[str, Cal
     return None
 
 
+def out_handles(call: Call, outs_as: Mapping[str, str]) -> dict[str, Handle]:
+    """The objects a call returned through `struct X **` out parameters (rdma_create_id's id, rdma_get_cm_event's
+    event), under the names the reproducer's later calls give them."""
+    return {name: Handle(name, "object", "void *", out_address(call, param)) for param, name in outs_as.items()}
+
+
 def replay(
     device: str,
-    calls: Sequence[Mapping[str, Any]],
+    calls: Sequence[RecordedCall],
     *,
     decisive: int | None = None,
-    observation: Mapping[str, Any] | None = None,
+    observation: Mapping[str, object] | None = None,
 ) -> int:
     scope = ReplayScope(device)
     verdict: bool | None = None
     named: dict[str, Call] = {}
-    pending: tuple[Call, Mapping[str, Any]] | None = None
+    pending: tuple[Call, Mapping[str, object]] | None = None
     try:
         for record in calls:
             call = scope.calls.invoke(
@@ -123,17 +129,16 @@ def replay(
                 sets={k: decode(v) for k, v in record.get("sets", {}).items()},
             )
             print(f"[{record['index']}] {step_line(call)}")
-            for param, name in record.get("outs_as", {}).items():
-                scope.named[name] = Handle(name, "object", "void *", int(call.outs.get(param) or 0))
+            scope.named.update(out_handles(call, record.get("outs_as", {})))
             if isinstance(call.value, int) and not isinstance(call.result, Handle):
                 scope.returned[result_name(record["index"])] = call.value
             if record.get("as") and isinstance(call.result, Handle):
-                scope.named[record["as"]] = call.result
+                scope.named[cast(str, record["as"])] = call.result  # a name: tested just above
             elif record.get("as") and record["phase"] == "setup":
                 print(f"SETUP FAILED at [{record['index']}] {record['verb']}")
                 return 2
             if record.get("step"):
-                named[record["step"]] = call
+                named[cast(str, record["step"])] = call  # a name: tested just above
             if record["index"] == decisive and observation:
                 pending = (call, observation)
         if pending is not None:  # judged once every call ran: an observation may read a later step

@@ -554,3 +554,16 @@ def test_the_python_reproducer_reads_a_completions_field_by_its_index() -> None:
     assert observed(poll, {"field": "wc.0.status", "value": 0}, {}) is True
     assert observed(poll, {"field": "wc.0.status", "value": 10}, {}) is False
     assert observed(poll, {"field": "wc.1.status", "value": 0}, {}) is False  # no second completion
+
+
+def test_the_python_reproducer_names_the_objects_a_call_returned_through_an_out_pointer() -> None:
+    # rdma_create_id(channel, &id, ...): the id is recorded as {"address": n}; the replay's later calls
+    # (rdma_bind_addr(id0, ...)) name it. An iWARP pair connects this way, so every siw data-path
+    # reproducer in Python takes this path.
+    from pytest_rdma.replay import out_handles
+
+    create = Call(3, "rdma_create_id", (), 0, 0, 0, "", True, outs={"id": {"address": 0x5000}})
+    (handle,) = out_handles(create, {"id": "id0"}).values()
+    assert (handle.name, handle.address) == ("id0", 0x5000)
+    failed = Call(3, "rdma_create_id", (), -1, -1, 12, "", False, outs={"id": None})
+    assert out_handles(failed, {"id": "id0"})["id0"].address == 0
