@@ -10,6 +10,7 @@ prototypes take them.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -275,7 +276,10 @@ def _one(name: str, ctype: CType, direction: str, value: Any, result: Marshalled
         if isinstance(value, Mapping) or (value is None and direction != "in"):
             # A value may say which struct it really is: a sockaddr_in passed as a struct sockaddr *.
             fields = dict(value or {})
+            stands_in = AS_STRUCT in fields
             obj, record = build_struct(str(fields.pop(AS_STRUCT, ctype.base)), fields)
+            if stands_in:
+                record = dataclasses.replace(record, stands_in=True)  # the replay must build the same struct
             result.keep.append(obj)
             if direction != "in":
                 result.outs[name] = obj

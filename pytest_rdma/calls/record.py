@@ -120,6 +120,7 @@ class StructArg:
 
     ctype: str  # "struct ibv_qp_attr"
     fields: tuple[tuple[str, Shown], ...]  # (dotted path, Handle | Sym | int | bytes | None)
+    stands_in: bool = False  # passed where the prototype names another struct (a sockaddr_in as a sockaddr)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypedDict, Union, cast
 
 from pytest_rdma.calls.invoke import return_ctype
-from pytest_rdma.calls.marshal import TRAILING, parse_ctype
+from pytest_rdma.calls.marshal import AS_STRUCT, TRAILING, parse_ctype
 from pytest_rdma.calls.payload import C_FILL
 from pytest_rdma.calls.record import (
     ArrayArg,
@@ -463,7 +463,7 @@ def encode(value: object) -> Encoded:  # a Shown, or an item of an Array
     if isinstance(value, Array):
         return {"$array": encode(value.items) if isinstance(value.items, bytes) else [encode(v) for v in value.items]}
     if isinstance(value, StructArg):
-        out: dict[str, Encoded] = {}
+        out: dict[str, Encoded] = {AS_STRUCT: value.ctype.removeprefix("struct ")} if value.stands_in else {}
         for path, item in value.fields:
             if path == TRAILING:
                 specs = cast(Specs, item)  # marshal.build_struct's layout of them
@@ -473,6 +473,10 @@ def encode(value: object) -> Encoded:  # a Shown, or an item of an Array
         return out
     if isinstance(value, OutArg):
         return None
+    if isinstance(value, int) and type(value) not in (int, bool):
+        # An IntEnum (socket.AF_INET in a sockaddr) would be written as its repr, <AddressFamily.AF_INET: 2>,
+        # which is not Python: the script keeps its number.
+        return int(value)
     return cast(Encoded, value)  # what is left is a number or a string (a literal the record kept)
 
 

@@ -567,3 +567,30 @@ def test_the_python_reproducer_names_the_objects_a_call_returned_through_an_out_
     assert (handle.name, handle.address) == ("id0", 0x5000)
     failed = Call(3, "rdma_create_id", (), -1, -1, 12, "", False, outs={"id": None})
     assert out_handles(failed, {"id": "id0"})["id0"].address == 0
+
+
+def test_an_enum_in_a_recorded_argument_is_a_number_in_the_python_reproducer() -> None:
+    # An iWARP pair binds its cm_id to a sockaddr whose sin_family is socket.AF_INET, an IntEnum: its
+    # repr (<AddressFamily.AF_INET: 2>) made every such Python reproducer a SyntaxError (seen on siw0).
+    import socket
+
+    from pytest_rdma.calls.record import StructArg
+
+    address = StructArg("struct sockaddr_in", (("sin_family", socket.AF_INET), ("sin_port", 0)))
+    bind = Call(0, "rdma_bind_addr", (("id", None), ("addr", address)), 0, 0, 0, "", True)
+    text = python_script("siw0", [bind])
+    compile(text, "reproducer.py", "exec")
+    assert "'sin_family': 2" in text
+
+
+def test_a_struct_passed_as_another_is_built_as_itself_again_by_the_python_reproducer() -> None:
+    # rdma_bind_addr takes a struct sockaddr *; the check passes a sockaddr_in. The replay built a plain
+    # struct sockaddr, which has no sin_family: a LookupError before the first rdma_cm call (seen on siw0).
+    from pytest_rdma.calls.marshal import marshal
+    from pytest_rdma.provider.network import sockaddr
+
+    params = [("addr", "struct sockaddr *", "in")]
+    (_, shown), *_ = marshal(params, {"addr": sockaddr("10.0.0.1", 18515)}).shown
+    again = decode(json.loads(json.dumps(encode(shown))))
+    (_, replayed), *_ = marshal(params, {"addr": again}).shown
+    assert replayed == shown and replayed.ctype == "struct sockaddr_in"
