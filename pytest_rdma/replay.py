@@ -47,7 +47,7 @@ class ReplayScope:
     """Resolves the record's names: the session's device and context, and every object made since."""
 
     def __init__(self, device: str) -> None:
-        catalogue = Catalogue.of(CATALOGUE)
+        catalogue = self.catalogue = Catalogue.of(CATALOGUE)
         self.dut = DeviceUnderTest(device, catalogue)
         self.named: dict[str, Handle] = {"ctx": self.dut.context, "device": self.dut.device}
         self.returned: dict[str, int] = {}  # r12: what the replay's call [12] returned (not a pointer)
@@ -103,10 +103,14 @@ def observed(call: Call, observation: Mapping[str, object], named: Mapping[str, 
     return None
 
 
-def out_handles(call: Call, outs_as: Mapping[str, str]) -> dict[str, Handle]:
+def out_handles(call: Call, outs_as: Mapping[str, str], ctypes: Mapping[str, str]) -> dict[str, Handle]:
     """The objects a call returned through `struct X **` out parameters (rdma_create_id's id, rdma_get_cm_event's
-    event), under the names the reproducer's later calls give them."""
-    return {name: Handle(name, "object", "void *", out_address(call, param)) for param, name in outs_as.items()}
+    event), under the names the reproducer's later calls give them. `ctypes` are the verb's parameter
+    types: a handle has the type pointed to, so that a later call can read its fields (a13_event->id)."""
+    return {
+        name: Handle(name, "object", ctypes[param].rstrip().removesuffix("*").rstrip(), out_address(call, param))
+        for param, name in outs_as.items()
+    }
 
 
 def replay(
@@ -129,7 +133,9 @@ def replay(
                 sets={k: decode(v) for k, v in record.get("sets", {}).items()},
             )
             print(f"[{record['index']}] {step_line(call)}")
-            scope.named.update(out_handles(call, record.get("outs_as", {})))
+            if record.get("outs_as"):
+                ctypes = {param.name: param.ctype for param in scope.catalogue[record["verb"]].params}
+                scope.named.update(out_handles(call, record["outs_as"], ctypes))
             if isinstance(call.value, int) and not isinstance(call.result, Handle):
                 scope.returned[result_name(record["index"])] = call.value
             if record.get("as") and isinstance(call.result, Handle):

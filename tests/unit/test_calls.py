@@ -562,11 +562,13 @@ def test_the_python_reproducer_names_the_objects_a_call_returned_through_an_out_
     # reproducer in Python takes this path.
     from pytest_rdma.replay import out_handles
 
+    # Its type is the one pointed to, so that the replay reads its fields (a13_event->id).
     create = Call(3, "rdma_create_id", (), 0, 0, 0, "", True, outs={"id": {"address": 0x5000}})
-    (handle,) = out_handles(create, {"id": "id0"}).values()
-    assert (handle.name, handle.address) == ("id0", 0x5000)
+    ctypes = {"channel": "struct rdma_event_channel *", "id": "struct rdma_cm_id **"}
+    (handle,) = out_handles(create, {"id": "id0"}, ctypes).values()
+    assert (handle.name, handle.address, handle.ctype) == ("id0", 0x5000, "struct rdma_cm_id *")
     failed = Call(3, "rdma_create_id", (), -1, -1, 12, "", False, outs={"id": None})
-    assert out_handles(failed, {"id": "id0"})["id0"].address == 0
+    assert out_handles(failed, {"id": "id0"}, ctypes)["id0"].address == 0
 
 
 def test_an_enum_in_a_recorded_argument_is_a_number_in_the_python_reproducer() -> None:
