@@ -11,6 +11,7 @@ import importlib.util
 import os
 import sys
 import tarfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,12 +117,17 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
             *(Path(arg.split("::")[0]) for arg in request.pytest_args if not arg.startswith("-")),
         ]
     )
+    # Beside the boot, not before it: the VM's first pytest starts seconds after QEMU does, and a
+    # cache not yet written then only costs that run its compile (pytest replaces a cache whole).
+    bytecode_s: list[float] = []
     suite = importlib.util.find_spec("pytest_rdma.suites")
-    bytecode_s = (
-        vm.warm_rewrite_caches(sys.executable, Path(list(suite.submodule_search_locations)[0]), plan["cwd"])
-        if suite is not None and suite.submodule_search_locations
-        else 0.0
-    )
+    warm: threading.Thread | None = None
+    if suite is not None and suite.submodule_search_locations:
+        where = Path(list(suite.submodule_search_locations)[0])
+        warm = threading.Thread(
+            target=lambda: bytecode_s.append(vm.warm_rewrite_caches(sys.executable, where, plan["cwd"])), daemon=True
+        )
+        warm.start()
     # virtio-fs instead of 9p for the shared root wherever we can: every file operation is a
     # round trip under TCG, and virtio-fs lets the VM cache the read-only root (lab/virtiofsd.py).
     bin_dirs = (virtiofsd.install(request.cache / "bin"),) if virtiofsd.needs_translator(vm.VIRTIOFSD_PATHS) else ()
@@ -144,6 +150,8 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
         force_9p=force_9p,
         bin_dirs=bin_dirs,
     )
+    if warm is not None:
+        warm.join()
     if not force_9p:
         vm.remember_virtiofs(vng, request.cache, console, bin_dirs)
     unpack_scratch(results)
@@ -159,7 +167,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
     )
     (results / "lab-timing.txt").write_text(
         f"first_test_s={outcome.first_test_s}\ntotal_s={total:.1f}\naccel={'kvm' if kvm else 'tcg'}\n"
-        f"bytecode_s={bytecode_s:.1f}\n"
+        f"bytecode_s={sum(bytecode_s):.1f}\n"
     )
     return outcome.exit_code
 

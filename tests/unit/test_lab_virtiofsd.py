@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -58,5 +59,20 @@ def test_installed_translator_runs_this_interpreter(tmp_path: Path) -> None:
     bin_dir = virtiofsd.install(tmp_path / "bin")
     script = bin_dir / "virtiofsd"
     assert os.access(script, os.X_OK)
-    assert script.read_text().splitlines()[0] == f"#!{sys.executable}"
+    assert f"exec {sys.executable} -c " in script.read_text()
     assert virtiofsd.install(tmp_path / "bin") == bin_dir  # idempotent
+    # The probes are answered by the shell; anything else reaches main() in this interpreter.
+    for probe in ("--version", "--help"):
+        done = subprocess.run([str(script), probe], capture_output=True, text=True, check=False)
+        assert done.returncode == 0 and "--readonly" not in done.stdout
+    unreadable = subprocess.run([str(script), "--bogus"], capture_output=True, text=True, check=False)
+    assert unreadable.returncode == 2 and "translator: cannot read ['--bogus']" in unreadable.stderr
+
+
+def test_the_translators_probes_start_no_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each Python start costs the boot about 0.2 s under emulation; virtme-ng probes before each start.
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    script = virtiofsd.install(tmp_path / "bin") / "virtiofsd"
+    for probe in ("--version", "-V", "--help", "-h"):
+        assert subprocess.run([str(script), probe], capture_output=True, check=False).returncode == 0, probe
+    assert subprocess.run([str(script), "--socket-path", "x"], capture_output=True, check=False).returncode == 127

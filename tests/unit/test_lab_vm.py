@@ -68,3 +68,15 @@ def test_warm_rewrite_caches_writes_pytests_own_caches_despite_dont_write_byteco
     seconds = vm.warm_rewrite_caches(sys.executable, suite, str(tmp_path))
     written = list((suite / "__pycache__").glob("test_probe.*-pytest-*.pyc"))
     assert len(written) == 1 and seconds > 0
+
+
+def test_the_guest_boots_without_drivers_for_emulated_hardware_it_does_not_use() -> None:
+    kernel = Kernel("6.1.0-56-amd64", Path("/boot/vmlinuz-6.1.0-56-amd64"))
+    argv = vm._vng_argv(Path("vng"), kernel, False, [], "true", 2, "1G")
+    appended = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--append"]
+    assert appended == ["modprobe.blacklist=" + ",".join(vm.UNUSED_GUEST_DRIVERS)]
+    assert "ahci" in vm.UNUSED_GUEST_DRIVERS and "sr_mod" in vm.UNUSED_GUEST_DRIVERS
+    # Never a module the lab loads, or one rxe's checksum or rdma_cm needs.
+    needed = {"rdma_rxe", "siw", "ib_core", "ib_uverbs", "rdma_ucm", "rdma_cm", "iw_cm", "ib_cm", "libcrc32c"}
+    assert not needed & set(vm.UNUSED_GUEST_DRIVERS)
+    assert not any(name.startswith(("crc32", "virtio", "9p", "fuse")) for name in vm.UNUSED_GUEST_DRIVERS)
