@@ -8,6 +8,7 @@ which no RDMA device decides.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,24 @@ def test_a_program_that_does_not_build_says_why(tmp_path: Path) -> None:
 def test_librdmacm_is_linked_only_when_the_program_uses_it() -> None:
     assert link_flags("#include <infiniband/verbs.h>\n") == ["-libverbs"]
     assert link_flags("#include <rdma/rdma_cma.h>\n") == ["-libverbs", "-lrdmacm"]
+
+
+def test_a_reproducers_headers_are_precompiled_once_and_used(tmp_path: Path) -> None:
+    # Under the lab's emulated CPU, parsing the headers again was about half of each build.
+    from pytest_rdma.report import confirm as module
+
+    first = program(tmp_path, 'puts("REPRODUCED"); return 0;')
+    second = tmp_path / "other" / "repro.c"
+    second.parent.mkdir()
+    second.write_text(first.read_text().replace("REPRODUCED", "NOT REPRODUCED").replace("return 0", "return 1"))
+    assert confirm(first)["verdict"] == "reproduced" and confirm(second)["verdict"] == "not reproduced"
+    includes = module.include_block(first.read_text())
+    assert includes == "#include <stdio.h>\n#include <unistd.h>\n"
+    header = module._PRECOMPILED[includes]
+    assert header is not None and Path(f"{header}.gch").is_file()
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    assert compiler is not None
+    shown = subprocess.run(
+        [compiler, "-include", str(header), "-H", "-fsyntax-only", str(second)], capture_output=True, text=True
+    )
+    assert f"! {header}.gch" in shown.stderr  # "!": the compiler took the precompiled form
