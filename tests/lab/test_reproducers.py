@@ -30,9 +30,12 @@ SLICES = {
 @pytest.mark.parametrize("device", sorted(SLICES))
 def test_each_deviations_reproducers_run_in_c_and_in_python(pytester: pytest.Pytester, device: str) -> None:
     selection, python_exits = SLICES[device]
-    results = pytester.path / "results.json"
+    results, reproducers = pytester.path / "results.json", pytester.path / "reproducers"
+    # Named: the lab's own run may hand its reproducers directory down through the environment.
     ran = pytester.runpytest_subprocess(
-        str(REPO / "suites"), "--rdma-dev", device, "--rdma-json", str(results), "--rdma-confirm", "-k", selection
+        str(REPO / "suites"),
+        *("--rdma-dev", device, "--rdma-json", str(results), "--rdma-reproducers", str(reproducers)),
+        *("--rdma-confirm", "-k", selection),
     )
     assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()[-3000:]
     records = [r for r in json.loads(results.read_text())["results"] if r.get("reproducer")]
@@ -40,7 +43,7 @@ def test_each_deviations_reproducers_run_in_c_and_in_python(pytester: pytest.Pyt
     for record in records:
         reproducer = record["reproducer"]
         assert reproducer["confirmed"]["verdict"] == "reproduced", (record["stable_id"], reproducer["confirmed"])
-        script = pytester.path / "reproducers" / reproducer["python"]  # beside --rdma-json
+        script = reproducers / reproducer["python"]
         done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
         assert "Traceback" not in done.stderr, f"{script}:\n{done.stderr[-3000:]}"
         assert done.returncode in python_exits, f"{script} exited {done.returncode}:\n{done.stdout[-3000:]}"
