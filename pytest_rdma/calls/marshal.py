@@ -136,6 +136,10 @@ def _set_field(target: Any, path: str, value: Any, keep: list[Any]) -> Any:
         ctypes.memmove(ctypes.addressof(current), bytes(value), len(value))
         return value
     setattr(target, last, number(value) if value is not None else 0)
+    if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
+        # What C got is a number: an IntEnum (socket.AF_INET in a sockaddr) is recorded as one, since its
+        # repr (<AddressFamily.AF_INET: 2>) is neither C nor Python for the reproducers.
+        return int(value)
     return value
 
 

@@ -473,10 +473,6 @@ def encode(value: object) -> Encoded:  # a Shown, or an item of an Array
         return out
     if isinstance(value, OutArg):
         return None
-    if isinstance(value, int) and type(value) not in (int, bool):
-        # An IntEnum (socket.AF_INET in a sockaddr) would be written as its repr, <AddressFamily.AF_INET: 2>,
-        # which is not Python: the script keeps its number.
-        return int(value)
     return cast(Encoded, value)  # what is left is a number or a string (a literal the record kept)
 
 
