@@ -69,6 +69,7 @@ class Params(TypedDict, total=False):
     # kinds/datapath.py, kinds/wr.py, kinds/windows.py, kinds/srq.py, kinds/events.py
     opcode: str
     srq: bool
+    peer: bool  # the receiver is on the second device (--rdma-peer), not on the device under test
     qp_attrs: Mapping[str, Value]
     seed: int
     compare_add: int

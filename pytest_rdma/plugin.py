@@ -113,8 +113,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput") and not config.option.collectonly:  # workers inherit the checks
         if not options.devices and targets_suite(config):
             raise no_device_error()
+        # The peer is checked as the devices are: a name this host lists, its port up, its GID there.
+        chosen = options.devices + ((options.peer,) if options.peer else ())
         validate_devices(options.devices)
-        validate_ports(options.devices, catalogue, options.port, options.gid_index)
+        if options.peer:
+            validate_devices((options.peer,), flag="--rdma-peer")
+        validate_ports(chosen, catalogue, options.port, options.gid_index)
     from pytest_rdma import fixtures
 
     config.pluginmanager.register(fixtures, "rdma-fixtures")
@@ -131,6 +135,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     from pytest_rdma.provider.describe import describe
 
     lines = [f"rdma: port {options.port}, gid index {options.gid_index}"]
+    if options.peer:
+        lines.append(f"rdma: peer {options.peer} (two-device checks send from each device to it)")
     for name in options.devices:
         lines.append("rdma: " + describe(name).header_line())
     return lines

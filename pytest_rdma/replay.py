@@ -46,10 +46,14 @@ def decode(value: object) -> Value:
 class ReplayScope:
     """Resolves the record's names: the session's device and context, and every object made since."""
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, peer: str = "") -> None:
         catalogue = self.catalogue = Catalogue.of(CATALOGUE)
         self.dut = DeviceUnderTest(device, catalogue)
         self.named: dict[str, Handle] = {"ctx": self.dut.context, "device": self.dut.device}
+        # A two-device check's record names the peer's context peer_ctx (provider.device's role "peer").
+        self.peer = DeviceUnderTest(peer, catalogue, role="peer") if peer else None
+        if self.peer is not None:
+            self.named.update({"peer_ctx": self.peer.context, "peer_device": self.peer.device})
         self.returned: dict[str, int] = {}  # r12: what the replay's call [12] returned (not a pointer)
         self.calls = Calls(catalogue.by_name, self)
 
@@ -119,8 +123,9 @@ def replay(
     *,
     decisive: int | None = None,
     observation: Mapping[str, object] | None = None,
+    peer: str = "",
 ) -> int:
-    scope = ReplayScope(device)
+    scope = ReplayScope(device, peer)
     verdict: bool | None = None
     named: dict[str, Call] = {}
     pending: tuple[Call, Mapping[str, object]] | None = None
@@ -151,6 +156,8 @@ def replay(
             verdict = observed(pending[0], pending[1], named)
     finally:
         scope.calls.close()
+        if scope.peer is not None:
+            scope.peer.close()
         scope.dut.close()
     if verdict is None:
         print("DONE: compare the results printed above with the observation")

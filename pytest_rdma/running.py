@@ -25,6 +25,7 @@ class Run:
 
     case: Case
     device: str = ""
+    peer: str = ""  # the second device, for a check that sent to one (--rdma-peer)
     calls: list[Call] = field(default_factory=list)
     steps: dict[str, Call] = field(default_factory=dict)  # the check's named calls (expectations read them)
     skipped_as: str = ""  # UNSUPPORTED or NOT_EXERCISED, when the case did not conform or deviate
@@ -43,7 +44,10 @@ def run_case(request: pytest.FixtureRequest, case: Case, dut: DeviceUnderTest | 
         run.skipped_as, run.reason, run.blocked = UNSUPPORTED, case.blocked, True
         pytest.skip(f"blocked: {case.blocked}")
     dut = cast(DeviceUnderTest, dut)  # None only for a blocked case, which skipped above
-    check = Check(case, dut, dut.catalogue)
+    # Only a two-device check opens the peer (a session fixture: once, by the first that needs it).
+    peer = request.getfixturevalue("rdma_peer") if case.spec.get("params", {}).get("peer") else None
+    check = Check(case, dut, dut.catalogue, peer)
+    run.peer = peer.name if peer is not None else ""
     run.calls = check.calls.log
     run.steps = check.steps
     try:

@@ -36,7 +36,7 @@ def no_device_error() -> pytest.UsageError:
     )
 
 
-def validate_devices(names: tuple[str, ...]) -> None:
+def validate_devices(names: tuple[str, ...], flag: str = "--rdma-dev") -> None:
     """A usage error, naming what to do, for devices that cannot be tested here."""
     existing = sysfs_devices()
     unknown = [name for name in names if name not in existing]
@@ -49,7 +49,7 @@ def validate_devices(names: tuple[str, ...]) -> None:
                 "or run './pytest-rdma lab' to test Soft-RoCE (rxe) and soft-iWARP (siw) in a VM"
             )
         )
-        raise pytest.UsageError(f"unknown RDMA device {', '.join(unknown)}: {where}. Pass one with --rdma-dev NAME.")
+        raise pytest.UsageError(f"unknown RDMA device {', '.join(unknown)}: {where}. Pass one with {flag} NAME.")
     if not loadable(LIBRARY):
         raise pytest.UsageError(
             f"{LIBRARY} (libibverbs) cannot be loaded: install rdma-core's library and providers "

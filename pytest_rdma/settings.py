@@ -28,6 +28,14 @@ def _names(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flat))
 
 
+def _name(values: Sequence[str]) -> str:
+    """One device name (a peer is one device, whatever the number of devices under test)."""
+    text = values[-1].strip()
+    if not text or "," in text:
+        raise ValueError("not one device name (give one, e.g. rxe1)")
+    return text
+
+
 def _port(values: Sequence[str]) -> int:
     text = values[-1].strip()
     if not text.isdigit() or not 1 <= int(text) <= 255:
@@ -95,6 +103,17 @@ OPTIONS: tuple[Option, ...] = (
         "device); without a test path the packaged suite runs",
         "NAME",
         many=True,
+    ),
+    Option(
+        "peer",
+        "--rdma-peer",
+        "rdma_peer",
+        "RDMA_PEER",
+        _name,
+        None,
+        "a second RDMA device of this host that the device under test reaches (rxe on the other end of a veth, "
+        "a second port's device): the data path's two-device checks send to it; without it they are not exercised",
+        "NAME",
     ),
     Option("port", "--rdma-port", "rdma_port", "RDMA_PORT", _port, 1, "port of the device to use (default 1)", "N"),
     Option(
@@ -223,6 +242,7 @@ OPTIONS: tuple[Option, ...] = (
 @dataclass(frozen=True)
 class Settings:
     devices: tuple[str, ...]
+    peer: str | None
     port: int
     gid_index: int
     expectations: tuple[str, ...] | None  # None: the shipped files; (): no waivers at all
@@ -285,6 +305,7 @@ class Values(TypedDict):
     """Every option's value once read, by its name: the type its parse function returns (OPTIONS)."""
 
     devices: tuple[str, ...]
+    peer: str | None
     port: int
     gid_index: int
     expectations: tuple[str, ...] | None
@@ -334,6 +355,7 @@ def read(config: pytest.Config) -> Settings:
         _check_writable(flag, path)
     return Settings(
         devices=values["devices"],
+        peer=values["peer"],
         port=values["port"],
         gid_index=values["gid_index"],
         expectations=values["expectations"],

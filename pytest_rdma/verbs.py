@@ -7857,6 +7857,44 @@ ibv_post_send = Verb(
             params={"opcode": "IBV_WR_SEND", "seed": 14},
         ),
         Claim(
+            "between-devices",
+            "transfer",
+            "a valid SEND, RDMA WRITE or RDMA READ from a QP of the device under test to a QP of a second "
+            "device (--rdma-peer) completes on both sides with its opcode and wr_id, and the data arrives intact",
+            "DESCRIPTION",
+            over={
+                ("qp_type", "opcode", "size"): (
+                    *((qp_type, opcode, "4*mtu+7") for qp_type, opcode in _PLAIN_OPS if qp_type != _UD),
+                    (_UD, "IBV_WR_SEND", "mtu"),
+                )
+            },
+            variant="{qp_type}-{opcode}",
+            params={"peer": True, "seed": 17},
+        ),
+        Claim(
+            "immediate-between-devices",
+            "transfer",
+            "the 32-bit immediate of SEND_WITH_IMM and RDMA_WRITE_WITH_IMM reaches the second device's "
+            "completion with IBV_WC_WITH_IMM",
+            "DESCRIPTION",
+            transports=IB_TRANSPORTS,
+            over={("qp_type", "opcode"): _IMM_OPS},
+            variant="{qp_type}-{opcode}",
+            params={"peer": True, "size": 64, "seed": 18},
+        ),
+        Claim(
+            "atomics-between-devices",
+            "transfer",
+            "compare-and-swap and fetch-and-add complete on memory of a second device, on a device that "
+            "advertises atomic operations",
+            "DESCRIPTION",
+            transports=IB_TRANSPORTS,
+            needs=(Cap("attr.atomic_cap"),),
+            over={("qp_type", "opcode"): _ATOMIC_OPS},
+            variant="{qp_type}-{opcode}",
+            params={"peer": True, "size": 8, "compare_add": 1, "swap": 2},
+        ),
+        Claim(
             "zero-length",
             "transfer",
             "a SEND or RDMA WRITE of zero bytes is valid and completes",
@@ -7926,6 +7964,18 @@ ibv_post_send = Verb(
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
             variant="{qp_type}-{opcode}-without-its-access",
             params={"fault": "remote-no-access", "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
+        ),
+        Claim(
+            "remote-access-between-devices",
+            "access-fault",
+            "an RDMA WRITE or READ to a second device's memory registered without the matching remote "
+            "access flag fails with a remote access error",
+            "DESCRIPTION",
+            also=(_IBTA_ERRORS,),
+            transports=IB_TRANSPORTS,
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
+            variant="{qp_type}-{opcode}-without-its-access",
+            params={"peer": True, "fault": "remote-no-access", "statuses": ("IBV_WC_REM_ACCESS_ERR",)},
         ),
         Claim(
             "atomic-access-enforced",

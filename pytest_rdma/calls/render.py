@@ -59,7 +59,9 @@ RecordedCall = TypedDict(
     total=False,
 )
 
-SESSION_HANDLES = ("ctx", "device")
+# The session's objects, opened by the prologue: the device under test's, and a peer's (--rdma-peer)
+# under the names provider.device gives a peer's (role "peer").
+SESSION_HANDLES = ("ctx", "device", "peer_ctx", "peer_device")
 POLL_TRIES = 10000  # with 1 ms between tries: the 10 s a check waits for a completion
 
 
@@ -361,8 +363,10 @@ def c_program(
     decisive: int | None = None,
     observation: Mapping[str, object] | None = None,
     steps: Mapping[str, int] | None = None,
+    peer: str = "",
 ) -> str:
-    """The standalone C reproducer of `calls` on `device` (`steps`: step names -> call index)."""
+    """The standalone C reproducer of `calls` on `device` (`steps`: step names -> call index); with
+    `peer`, it opens that device too, as peer_ctx (a two-device check's receiver is made there)."""
     program = CProgram(verbs, device)
     condition = ""
     for call in calls:
@@ -383,6 +387,7 @@ def c_program(
         device=json.dumps(device),
         link="-libverbs -lrdmacm" if uses_cm else "-libverbs",
         include="#include <rdma/rdma_cma.h>\n" if uses_cm else "",
+        peer=PEER_OPEN.format(peer=json.dumps(peer)) if peer else "",
     )
     return text + "\n".join(program.lines) + "\n}\n"
 
@@ -431,7 +436,17 @@ int main(void)
 	if (!device) {{ fprintf(stderr, "no device %s\\n", {device}); return 2; }}
 	struct ibv_context *ctx = ibv_open_device(device);
 	if (!ctx) {{ perror("ibv_open_device"); return 2; }}
+{peer}
+"""
 
+# A two-device check's second device (--rdma-peer), opened after the first.
+PEER_OPEN = """	struct ibv_device *peer_device = NULL;
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), {peer}))
+			peer_device = list[i];
+	if (!peer_device) {{ fprintf(stderr, "no peer device %s\\n", {peer}); return 2; }}
+	struct ibv_context *peer_ctx = ibv_open_device(peer_device);
+	if (!peer_ctx) {{ perror("ibv_open_device (peer)"); return 2; }}
 """
 
 
@@ -484,6 +499,7 @@ def python_script(
     decisive: int | None = None,
     observation: Mapping[str, object] | None = None,
     steps: Mapping[str, int] | None = None,
+    peer: str = "",
 ) -> str:
     names = {index: name for name, index in (steps or {}).items()}
     records = [
@@ -508,5 +524,5 @@ def python_script(
         "from pytest_rdma.replay import replay\n\n"
         f"CALLS = {pprint.pformat(records, width=110, sort_dicts=False)}\n\n"
         f"raise SystemExit(replay({device!r}, CALLS, decisive={decisive!r}, "
-        f"observation={dict(observation or {})!r}))\n"
+        f"observation={dict(observation or {})!r}{f', peer={peer!r}' if peer else ''}))\n"
     )

@@ -10,7 +10,8 @@ results through `expect()`, and raise the outcomes of pytest_rdma.outcomes.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Union, cast
 
 from pytest_rdma.calls.invoke import Calls
@@ -80,20 +81,46 @@ def plain(value: object) -> Observed:
 class Check:
     """The context of one case's run: implements calls.values.Scope."""
 
-    def __init__(self, case: Case, dut: DeviceUnderTest, catalogue: Catalogue) -> None:
+    def __init__(
+        self, case: Case, dut: DeviceUnderTest, catalogue: Catalogue, peer: DeviceUnderTest | None = None
+    ) -> None:
         self.case = case
         self.dut = dut
+        self.peer = peer  # the second device (--rdma-peer), for a check whose receiver is there
+        self.side = "dut"  # whose context new resources and bare facts come from: "dut" or "peer" (on())
         self.catalogue = catalogue
         self.verb = catalogue[case.verb]
         self.spec: Spec = case.spec
         self.calls = Calls(catalogue.by_name, self)
         self.steps: dict[str, Call] = {}
-        self.made: dict[tuple[str, str, tuple[tuple[str, str], ...], str], Handle] = {}  # by resource() key
+        self.made: dict[tuple[str, str, tuple[tuple[str, str], ...], str, str], Handle] = {}  # by resource() key
         self.subject: Handle | None = None  # the object a state walk is modifying (Ref("self"))
+
+    # -- the two devices of a two-device check ------------------------------------------------
+    @contextmanager
+    def on(self, side: str) -> Iterator[None]:
+        """Within: resources are made on `side`'s device ("peer": the receiver's end of a two-device pair),
+        and a bare fact ("gid", "port.lid") is that device's. "dut.gid" and "peer.gid" name one explicitly."""
+        if side == "peer" and self.peer is None:
+            raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
+        before, self.side = self.side, side
+        try:
+            yield
+        finally:
+            self.side = before
+
+    def device(self, side: str | None = None) -> DeviceUnderTest:
+        chosen = side or self.side
+        return cast(DeviceUnderTest, self.peer) if chosen == "peer" else self.dut  # on() checked the peer
 
     # -- Scope ---------------------------------------------------------------------------
     def fact(self, path: str) -> Readback:
-        return self.dut.fact(path)
+        side, _, rest = path.partition(".")
+        if side in ("dut", "peer") and rest:
+            if side == "peer" and self.peer is None:
+                raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
+            return self.device(side).fact(rest)
+        return self.device().fact(path)
 
     def buffer(self, size: int, seed: int | None = None) -> Handle:
         return self.calls.buffer(size, seed)
@@ -111,8 +138,9 @@ class Check:
 
     def resource(self, need: Need) -> Handle:
         if need.kind in ("context", "device"):
-            return self.dut.resource(need)
-        key = (need.kind, need.state, tuple(sorted((k, repr(v)) for k, v in need.spec.items())), need.label)
+            return self.device().resource(need)
+        spec = tuple(sorted((k, repr(v)) for k, v in need.spec.items()))
+        key = (need.kind, need.state, spec, need.label, self.side)  # the peer's PD is not the device's
         if key not in self.made:
             self.made[key] = self._make(need)
         return self.made[key]

@@ -11,6 +11,7 @@
   and none for one it was not.
 
 With params "srq" the receiver takes its receives from a shared receive queue, posted there.
+With params "peer" the receiver, its buffer and its queues are on a second device (--rdma-peer).
 
 What each opcode does (which queue it consumes, which completion opcodes it yields, which
 remote access it needs) is data: ibv_post_send's `tables["opcodes"]` in the catalogue.
@@ -93,8 +94,16 @@ class Scenario:
         self.op = opcode_of(check, self.opcode)
         self.qp_type = cast(str, self.vars.get("qp_type", "IBV_QPT_RC"))
         self.ud = self.qp_type == "IBV_QPT_UD"
+        # params "peer": the receiver's end is on the second device; what it uses is made there.
+        self.peer = bool(self.params.get("peer"))
+        self.receiver_side = "peer" if self.peer else "dut"
+        if self.peer:
+            self.traffic.require_peer()
         # params "srq": the receiver takes its receives from a shared receive queue, posted there.
-        self.srq: Handle | None = check.resource(Need("srq")) if self.params.get("srq") else None
+        self.srq: Handle | None = None
+        if self.params.get("srq"):
+            with check.on(self.receiver_side):
+                self.srq = check.resource(Need("srq"))
 
     def build(
         self,
@@ -118,6 +127,7 @@ class Scenario:
             recv_channel=recv_channel,
             overrides=self.params.get("qp_attrs"),
             srq=self.srq,
+            peer=self.peer,
             **(pair_options or {}),
         )
         self.size = size
@@ -131,7 +141,8 @@ class Scenario:
             else " | ".join(["IBV_ACCESS_LOCAL_WRITE", *([self.op["remote"]] if self.op.get("remote") else [])])
         )
         room = (recv_size if recv_size is not None else size) + (UD_GRH if self.ud else 0)
-        self.remote = t.mr(max(room, 8), access, "remote", remote_seed)
+        with self.check.on(self.receiver_side):
+            self.remote = t.mr(max(room, 8), access, "remote", remote_seed)
         self.room = room
 
     def post_recv(self) -> None:

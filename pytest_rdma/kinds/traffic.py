@@ -1,10 +1,12 @@
-"""Traffic between two connected QPs of the device under test: the data path's one engine.
+"""Traffic between two connected QPs: the data path's one engine.
 
-A `Pair` is two QPs of one device, each with its own CQ, connected the way the transport
-connects them: on InfiniBand and RoCE by loopback (each walked to RTS with the other's QP
-number, as ibv_modify_qp's table requires), on iWARP through rdma_cm (the QPs are ours, on
-the device's own context; rdma_connect and rdma_accept name them by conn_param.qp_num). Every
-call goes through the check's call layer, so the pair's setup is in the reproducer too.
+A `Pair` is two QPs, each with its own CQ, connected the way the transport connects them: on
+InfiniBand and RoCE each is walked to RTS with the other's QP number and GID, as ibv_modify_qp's
+table requires; on iWARP through rdma_cm (the QPs are ours; rdma_connect and rdma_accept name
+them by conn_param.qp_num). Both QPs are on the device under test (loopback), or, for a
+two-device check, the receiver and everything it uses are on the peer (--rdma-peer): made inside
+`check.on("peer")`, so they come from the peer's context. Every call goes through the check's
+call layer, so the pair's setup is in the reproducer too.
 
 Buffers are registered memory regions; a source buffer holds a seeded payload (the seed is in
 the case). Completions are polled until they come or a deadline passes: no check hangs.
@@ -21,7 +23,7 @@ from typing import TypedDict, cast
 
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
-from pytest_rdma.catalogue.model import Buffer, Need, Value
+from pytest_rdma.catalogue.model import Buffer, Dev, Need, Value
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.network import ipv4_of, sockaddr
@@ -105,33 +107,42 @@ class Traffic:
         cq_wc_flags: str | None = None,
         srq: Handle | None = None,
         send_cqe: int | None = None,
+        peer: bool = False,
     ) -> Pair:
         """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
 
         With `send_ops_flags` the sender is made by ibv_create_qp_ex asking for those WR types (for the
         ibv_wr_* API); with `cq_wc_flags` both CQs are extended CQs (ibv_create_cq_ex) reporting those fields.
         With `srq`, the receiver takes its receives from that shared receive queue; `send_cqe` asks
-        for the sender's CQ to hold that many completions (a CQ to overrun).
+        for the sender's CQ to hold that many completions (a CQ to overrun). With `peer`, the receiver,
+        its CQ and its channel are the peer device's (and `srq`, if given, must be too).
         """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
             raise Unsupported(f"transport = iwarp: iWARP connects only reliable connections, not {qp_type}")
+        if peer:
+            self.require_peer()
+        sides = {"send": "dut", "recv": "peer" if peer else "dut"}
         cqs: dict[str, Handle] = {}
         cqxs = {}
-        channel = check.resource(Need("comp_channel")) if recv_channel else None
+        channel = None
+        if recv_channel:
+            with check.on(sides["recv"]):
+                channel = check.resource(Need("comp_channel"))
         for role in ("send", "recv"):
             spec: dict[str, Value] = {"channel": channel} if role == "recv" and channel is not None else {}
             if role == "send" and send_cqe is not None:
                 spec["cqe"] = send_cqe
-            if cq_wc_flags:
-                spec = {f"cq_attr.{k}": v for k, v in spec.items()}
-                cqxs[role] = check.resource(
-                    Need("cq_ex", spec={**spec, "cq_attr.wc_flags": cq_wc_flags}, label=f"pair-{role}")
-                )
-                converted = self.calls.invoke("ibv_cq_ex_to_cq", {"cq": cqxs[role]}, phase="setup")
-                cqs[role] = cast(Handle, converted.result)  # the CQ of a CQ ex: a pointer it always returns
-            else:
-                cqs[role] = check.resource(Need("cq", spec=spec, label=f"pair-{role}"))
+            with check.on(sides[role]):
+                if cq_wc_flags:
+                    spec = {f"cq_attr.{k}": v for k, v in spec.items()}
+                    cqxs[role] = check.resource(
+                        Need("cq_ex", spec={**spec, "cq_attr.wc_flags": cq_wc_flags}, label=f"pair-{role}")
+                    )
+                    converted = self.calls.invoke("ibv_cq_ex_to_cq", {"cq": cqxs[role]}, phase="setup")
+                    cqs[role] = cast(Handle, converted.result)  # the CQ of a CQ ex: a pointer it always returns
+                else:
+                    cqs[role] = check.resource(Need("cq", spec=spec, label=f"pair-{role}"))
         qps = {}
         for role in ("send", "recv"):
             if role == "send" and send_ops_flags:
@@ -147,7 +158,8 @@ class Traffic:
                 spec.update({f"qp_init_attr.cap.{k}": v for k, v in cap.items()})
             if srq is not None and role == "recv":
                 spec["qp_init_attr.srq"] = srq
-            qps[role] = check.resource(Need("qp", spec=spec, label=f"pair-{role}"))
+            with check.on(sides[role]):
+                qps[role] = check.resource(Need("qp", spec=spec, label=f"pair-{role}"))
         pair = Pair(qp_type, qps["send"], qps["recv"], cqs["send"], cqs["recv"], channel=channel)
         pair.send_cqx, pair.recv_cqx = cqxs.get("send"), cqxs.get("recv")
         if send_ops_flags:
@@ -160,15 +172,35 @@ class Traffic:
             access.append("IBV_ACCESS_REMOTE_ATOMIC")
         overrides = {"qp_access_flags": " | ".join(access), **(overrides or {})}
         if check.dut.transport == "iwarp":
-            for qp in (pair.sender, pair.receiver):
-                self._walk(qp, qp_type, None, "INIT", overrides)
-            self.connect_cm(pair)
+            self._walk(pair.sender, qp_type, None, "INIT", overrides)
+            with check.on(sides["recv"]):
+                self._walk(pair.receiver, qp_type, None, "INIT", overrides)
+            self.connect_cm(pair, peer)
         else:
-            self._walk(pair.sender, qp_type, pair.receiver, "RTS", overrides)
-            self._walk(pair.receiver, qp_type, pair.sender, "RTS", overrides)
+            # Each end's address vector names the other end's GID and LID (its own, on loopback).
+            self._walk(pair.sender, qp_type, pair.receiver, "RTS", overrides, to=sides["recv"])
+            with check.on(sides["recv"]):
+                self._walk(pair.receiver, qp_type, pair.sender, "RTS", overrides, to="dut")
         if qp_type == "IBV_QPT_UD":
-            pair.ah = check.resource(Need("ah", label="pair"))
+            # The sender's address handle, on the sender's PD, for the receiver's port.
+            to = sides["recv"]
+            pair.ah = check.resource(
+                Need("ah", spec={"attr.grh.dgid": Dev(f"{to}.gid"), "attr.dlid": Dev(f"{to}.port.lid")}, label="pair")
+            )
         return pair
+
+    def require_peer(self) -> None:
+        """Not exercised unless a peer was given that is another device of the same transport."""
+        check = self.check
+        if check.peer is None:
+            raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
+        if check.peer.name == check.dut.name:
+            raise NotExercised(f"the peer is {check.dut.name} itself: give --rdma-peer another device")
+        if check.peer.transport != check.dut.transport:
+            raise NotExercised(
+                f"the peer {check.peer.name} is {check.peer.transport}, {check.dut.name} is {check.dut.transport}: "
+                "traffic needs two devices of one transport"
+            )
 
     def _qp_ex(
         self, qp_type: str, cq: Handle, cap: Mapping[str, int] | None, sq_sig_all: int, send_ops_flags: str
@@ -197,8 +229,15 @@ class Traffic:
         )
 
     def _walk(
-        self, qp: Handle, qp_type: str, peer: Handle | None, target: str, overrides: Mapping[str, Value] | None
+        self,
+        qp: Handle,
+        qp_type: str,
+        peer: Handle | None,
+        target: str,
+        overrides: Mapping[str, Value] | None,
+        to: str = "dut",
     ) -> None:
+        """Walk `qp` to `target`; its address vector (if the walk sets one) names device `to`'s port."""
         check = self.check
         mover = check.catalogue.mover("qp")
         walk = mover.tables["walk"]
@@ -214,6 +253,13 @@ class Traffic:
             if "IBV_QP_RQ_PSN" in flags:
                 # A responder expects the PSN its requester starts from: both ends use the table's sq_psn.
                 fields["rq_psn"] = check.attr_values(mover.name, ("IBV_QP_SQ_PSN",), before, after)["sq_psn"]
+            if "IBV_QP_AV" in flags:
+                av = check.attr_values(mover.name, ("IBV_QP_AV",), before, after)["ah_attr"]
+                fields["ah_attr"] = {
+                    **cast("Mapping[str, Value]", av),  # the table's address vector: a struct's fields
+                    "grh.dgid": Dev(f"{to}.gid"),
+                    "dlid": Dev(f"{to}.port.lid"),
+                }
             for name, value in (overrides or {}).items():
                 if any(name in check.attr_values(mover.name, (flag,), before, after) for flag in flags):
                     fields[name] = value
@@ -229,22 +275,28 @@ class Traffic:
             )
 
     # -- iWARP: rdma_cm ----------------------------------------------------------------------
-    def address(self) -> str:
+    def address(self, side: str = "dut") -> str:
         """An IPv4 address of the device's network interface: rdma_cm connects IP addresses."""
-        memo = self.check.dut.memo
+        device = self.check.device(side)
+        memo = device.memo
         if "ipv4" not in memo:
-            memo["ipv4"] = ipv4_of(self.check.dut.name, self.check.dut.port_num)
+            memo["ipv4"] = ipv4_of(device.name, device.port_num)
         if not memo["ipv4"]:
             raise NotExercised(
-                f"{self.check.dut.name}'s network interface has no IPv4 address, which rdma_cm needs "
+                f"{device.name}'s network interface has no IPv4 address, which rdma_cm needs "
                 "to connect iWARP QPs (give it one, e.g. ip addr add ADDRESS dev NETDEV)"
             )
         return str(memo["ipv4"])
 
-    def connect_cm(self, pair: Pair) -> None:
-        """Connect the pair's QPs through rdma_cm: a listener, a client, and the QPs named by their numbers."""
+    def connect_cm(self, pair: Pair, peer: bool = False) -> None:
+        """Connect the pair's QPs through rdma_cm: a listener, a client, and the QPs named by their numbers.
+
+        The listener is bound to the receiver's device's address; with a peer, the client is bound to
+        the device under test's (rdma_cm picks the device by the address: unbound, it would take the
+        peer's own, which is local too)."""
         calls = self.calls
-        address = self.address()
+        address = self.address("peer" if peer else "dut")
+        source = {"src_addr": sockaddr(self.address(), 0)} if peer else {}
         channel_call = calls.invoke("rdma_create_event_channel", phase="setup")
         if not channel_call.ok:
             raise NotExercised(
@@ -256,7 +308,9 @@ class Traffic:
         self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": address_value}, phase="setup"))
         self._cm_ok(calls.invoke("rdma_listen", {"id": listen}, phase="setup"))
         client = self._cm_id(channel)
-        self._cm_ok(calls.invoke("rdma_resolve_addr", {"id": client, "dst_addr": address_value}, phase="setup"))
+        self._cm_ok(
+            calls.invoke("rdma_resolve_addr", {"id": client, **source, "dst_addr": address_value}, phase="setup")
+        )
         self._event(channel, "RDMA_CM_EVENT_ADDR_RESOLVED")
         self._cm_ok(calls.invoke("rdma_resolve_route", {"id": client}, phase="setup"))
         self._event(channel, "RDMA_CM_EVENT_ROUTE_RESOLVED")

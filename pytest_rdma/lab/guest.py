@@ -86,6 +86,15 @@ def placed(argv: list[str], results: Path, scratch: Path, label: str) -> list[st
     ]
 
 
+def peer_args(devices: list[str], pytest_args: list[str]) -> list[str]:
+    """--rdma-peer for a run of one device (its own peer), unless the user's arguments name one (pure).
+
+    A run of several devices gets none: one peer cannot be of every device's transport."""
+    if len(devices) != 1 or any(arg.split("=", 1)[0] == "--rdma-peer" for arg in pytest_args):
+        return []
+    return [f"--rdma-peer={peer_of(devices[0])}"]
+
+
 def _uptime() -> float:
     return float(Path("/proc/uptime").read_text().split()[0])
 
@@ -146,13 +155,52 @@ def resource_report(devices: list[str], before: Counts, after: Counts) -> tuple[
     return {"before": before, "after": after, "leaked": leaked}, lines
 
 
-# Each device's dummy netdev gets an address of RFC 2544's range for testing network devices (never
+# Each device's netdev gets an address of RFC 2544's range for testing network devices (never
 # routed), as a /32: rdma_cm connects IP addresses, and iWARP (siw) connects only through it.
+# Each device's peer (the second device of the two-device checks) gets one of the next /24.
 LAB_NETWORK = "198.18.0.{}"
+PEER_NETWORK = "198.18.1.{}"
+
+
+def peer_of(device: str) -> str:
+    """The name of the device the lab creates as `device`'s peer: rxe0 -> rxe0p."""
+    return f"{device}p"
+
+
+def device_commands(devices: list[str]) -> list[tuple[str, ...]]:
+    """The commands that give each device, and its peer, a netdev with an address (pure).
+
+    rxe sends its packets on its netdev, so a device and its peer sit on the two ends of a veth:
+    a dummy would drop what one sends to the other. Their GIDs at index 0 are IPv6 link-local
+    addresses, which the kernel sends out of the given interface even though both are local
+    (an IPv4 GID would be routed through lo, where no rxe listens). siw's traffic is TCP, which
+    reaches a local address through lo whatever the netdev: two dummies do.
+    """
+    commands: list[tuple[str, ...]] = []
+    for index, name in enumerate(devices):
+        kind = "siw" if name.startswith("siw") else "rxe"
+        netdev, peer_netdev = f"rdmalab{index}", f"rdmalab{index}p"
+        if kind == "rxe":
+            commands.append(("ip", "link", "add", netdev, "type", "veth", "peer", "name", peer_netdev))
+        else:
+            commands += [
+                ("ip", "link", "add", netdev, "type", "dummy"),
+                ("ip", "link", "add", peer_netdev, "type", "dummy"),
+            ]
+        for dev, address, rdma_name in (
+            (netdev, LAB_NETWORK.format(index + 1), name),
+            (peer_netdev, PEER_NETWORK.format(index + 1), peer_of(name)),
+        ):
+            commands += [
+                ("ip", "link", "set", dev, "up"),
+                ("ip", "addr", "add", f"{address}/32", "dev", dev),
+                ("rdma", "link", "add", rdma_name, "type", kind, "netdev", dev),
+            ]
+    return commands
 
 
 def create_devices(devices: list[str], siw_ko: str | None) -> str:
-    """Create each rxeN/siwN on a dummy netdev with an IPv4 address; return "" or what went wrong."""
+    """Create each rxeN/siwN and its peer, each on a netdev with an IPv4 address; return "" or what went wrong."""
     kinds = {name: ("siw" if name.startswith("siw") else "rxe") for name in devices}
     _run("modprobe", "rdma_ucm")  # rdma_cm for user space: the data path connects iWARP QPs with it
     if any(kind == "rxe" for kind in kinds.values()) or siw_ko:
@@ -162,17 +210,11 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
         loaded = _run("insmod", siw_ko or "siw.ko")
         if loaded.returncode and "File exists" not in loaded.stderr:
             return f"insmod {siw_ko} failed: {loaded.stderr.strip()}"
-    for index, (name, kind) in enumerate(kinds.items()):
-        netdev = f"rdmalab{index}"
-        for argv in (
-            ("ip", "link", "add", netdev, "type", "dummy"),
-            ("ip", "link", "set", netdev, "up"),
-            ("ip", "addr", "add", f"{LAB_NETWORK.format(index + 1)}/32", "dev", netdev),
-            ("rdma", "link", "add", name, "type", kind, "netdev", netdev),
-        ):
-            step = _run(*argv)
-            if step.returncode:
-                return f"{' '.join(argv)} failed: {step.stderr.strip()}"
+    for argv in device_commands(devices):
+        step = _run(*argv)
+        if step.returncode:
+            return f"{' '.join(argv)} failed: {step.stderr.strip()}"
+    for name in [*devices, *map(peer_of, devices)]:
         if not Path(f"/sys/class/infiniband/{name}").exists():
             return f"{name} did not appear in /sys/class/infiniband after 'rdma link add'"
     return ""
@@ -234,6 +276,7 @@ def main(plan_path: str) -> int:
             "-p",
             "no:cacheprovider",
             *(f"--rdma-dev={device}" for device in devices),
+            *peer_args(devices, plan["pytest_args"]),
             *plan.get("report_args", []),
             *isolation,
             *plan["pytest_args"],
@@ -241,12 +284,13 @@ def main(plan_path: str) -> int:
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
         argv = placed(argv, run_dir, scratch, label)
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
-        before = resource_counts(devices)
+        counted = [*devices, *map(peer_of, devices)]  # a check's objects on the peer must go too
+        before = resource_counts(counted)
         run_env = output_env(argv, env, run_dir)
         code = subprocess.run(argv, cwd=plan["cwd"], env=run_env, check=False).returncode
         keep_scratch(scratch, run_dir)
         print(f"lab: === {label}: pytest exited {code}", flush=True)
-        document, lines = resource_report(devices, before, resource_counts(devices))
+        document, lines = resource_report(counted, before, resource_counts(counted))
         (run_dir / "resources.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
         for line in lines:
             print(f"lab: {line}", flush=True)

@@ -75,10 +75,23 @@ class DeviceUnderTest:
     """An opened device, its facts, and the capability test every "unsupported" goes through."""
 
     def __init__(
-        self, name: str, catalogue: Catalogue, port: int = 1, gid_index: int = 0, *, usable: bool = True
+        self,
+        name: str,
+        catalogue: Catalogue,
+        port: int = 1,
+        gid_index: int = 0,
+        *,
+        usable: bool = True,
+        role: str = "",
     ) -> None:
-        """Open `name`; with `usable` (checks need it) the port must be ACTIVE and the GID populated."""
+        """Open `name`; with `usable` (checks need it) the port must be ACTIVE and the GID populated.
+
+        `role` prefixes the names of the session's objects ("peer" -> peer_ctx, peer_device), so that a
+        check's record tells the peer's context from the device under test's, as its reproducers must.
+        """
         self.name = name
+        self.role = role
+        prefix = f"{role}_" if role else ""
         self.port_num = port
         self.gid_index = gid_index
         self.catalogue = catalogue
@@ -92,12 +105,14 @@ class DeviceUnderTest:
         if name not in devices:
             self.close()
             raise DeviceNotUsable(f"libibverbs lists no device {name!r} (it lists: {', '.join(devices) or 'none'})")
-        self.device = Handle("device", "device", "struct ibv_device *", devices[name])
+        self.device = Handle(f"{prefix}device", "device", "struct ibv_device *", devices[name])
         opened = self.calls.invoke("ibv_open_device", {"device": self.device}, phase="setup")
         if not opened.ok:
             self.close()
             raise DeviceNotUsable(f"ibv_open_device({name}) failed: errno {opened.errno_name}")
-        self.context = Handle("ctx", "context", "struct ibv_context *", cast(Handle, opened.result).address)  # ok
+        self.context = Handle(
+            f"{prefix}ctx", "context", "struct ibv_context *", cast(Handle, opened.result).address
+        )  # ok
         self.facts: Facts = {"name": name, "port_num": port, "gid_index": gid_index}
         self.facts["process"] = process_facts()
         opened_ctx = abi.ibv_context.from_address(self.context.address)

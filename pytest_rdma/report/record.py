@@ -112,6 +112,7 @@ class Evidence(TypedDict, total=False):
     routes: list[str]
     decided_by: str
     teardown_failures: list[str]
+    peer: str  # a two-device check's second device (--rdma-peer)
 
 
 class Phase(Evidence, total=False):
@@ -351,12 +352,15 @@ def evidence(run: Run | None, exc: BaseException | None) -> Evidence:
     own = [call for call in run.calls if call.phase == "call"]
     decisive = run.calls[index] if index is not None and 0 <= index < len(run.calls) else (own[-1] if own else None)
     decided_by = (decided_above(decisive) if decisive is not None else "") or run.case.layer
-    return {
+    found: Evidence = {
         "steps": [f"[{call.index}] {call.phase}: {step_line(call)}" for call in run.calls],
         "routes": sorted({f"{c.route} ({c.owner})" if c.owner else c.route for c in own if c.route}),
         "decided_by": decided_by,
         "teardown_failures": [step_line(call) for call in run.teardown_failures],
     }
+    if run.peer:
+        found["peer"] = run.peer
+    return found
 
 
 def _first_line(exc: BaseException) -> str:
@@ -386,6 +390,7 @@ def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
         "routes",
         "decided_by",
         "teardown_failures",
+        "peer",
         "reproducer",
         "deviation_ref",
         "decisive_call",

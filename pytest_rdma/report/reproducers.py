@@ -48,9 +48,18 @@ def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | No
     calls = run.calls
     steps = {name: call.index for name, call in run.steps.items() if call.index >= 0}
     c_text = c_program(
-        active().by_name, run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps
+        active().by_name,
+        run.device,
+        calls,
+        header=lines,
+        decisive=decisive,
+        observation=observation,
+        steps=steps,
+        peer=run.peer,
     )
-    py_text = python_script(run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps)
+    py_text = python_script(
+        run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps, peer=run.peer
+    )
     folder = settings.reproducers / (run.device or "no-device")
     folder.mkdir(parents=True, exist_ok=True)
     stem = file_stem(info["stable_id"])

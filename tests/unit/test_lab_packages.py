@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from program_scan import Found, scan_tree, shell_programs
 
-from pytest_rdma.lab import prereqs
+from pytest_rdma.lab import guest, prereqs
 from pytest_rdma.lab.prereqs import EXECUTABLES, REQUIRED_PACKAGES, lab_packages
 from pytest_rdma.selftest import SELFTEST_EXECUTABLES
 
@@ -110,6 +110,7 @@ LAB_UNRESOLVED = {
     "argv": "vm.py: vng, from pip in the venv; guest.py: the venv's Python running pytest in the VM",
     "_vng_argv(vng, kernel, True, [], 'true', 1, '512M')": "vng, from pip in the venv, probing KVM",
     "list(argv)": "guest.py's _run(*argv) itself: its callers' argv are scanned",
+    "*argv": "guest.py's create_devices runs guest.device_commands(), whose programs are checked below",
     "command": "virtiofsd.py: the C daemon, built by translate() from C_DAEMON (/usr/lib/qemu/virtiofsd)",
     "path": "virtiofsd.py: the virtiofsd candidates looked up by name (virtiofsd, in SERVED_BY)",
     "name": "prereqs.packages_for_missing's lookup of the names its callers give (entries of the table)",
@@ -148,6 +149,9 @@ def entry(name: str) -> str:
 
 def test_every_program_the_lab_runs_has_a_package_the_lab_installs() -> None:
     found = scan_tree(LAB_SOURCES, REPO)
+    # The commands guest.create_devices runs are data (device_commands): their programs are read from it.
+    for argv in guest.device_commands(["rxe0", "siw0"]):
+        found.programs.setdefault(argv[0], []).append("pytest_rdma/lab/guest.py:device_commands")
     missing = {name: places for name, places in found.programs.items() if entry(name) not in EXECUTABLES}
     assert not missing, f"programs the lab runs with no entry in prereqs.EXECUTABLES: {missing}"
     assert set(found.unresolved) == set(LAB_UNRESOLVED), (
