@@ -11,6 +11,9 @@ results file renders them (`[index] phase: call -> result`), so the benchmark ca
 both sides made the same verb calls.
 
     python -m benchmarks.bare_verbs --dev rxe0 --verb ibv_modify_qp --verb ibv_create_qp_ex --out bare.json
+
+With `--shard K/N` it runs every Nth case from the Kth (0-based): N such processes at once do
+the work of one, which measures how far the bare verbs themselves scale over N processes.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verb", action="append", required=True, metavar="NAME", help="repeatable")
     parser.add_argument("--out", required=True, metavar="JSON")
     parser.add_argument("--profile", metavar="PATH", help="also write a cProfile of the loop here")
+    parser.add_argument("--shard", metavar="K/N", help="run only every Nth case from the Kth (0-based)")
     options = parser.parse_args(argv)
     from pytest_rdma.verbs import CATALOGUE
 
@@ -112,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown verb(s): {', '.join(unknown)}")
     cases = cases_of(catalogue[name] for name in options.verb)
+    if options.shard:
+        index, _, count = options.shard.partition("/")
+        if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+            parser.error(f"--shard {options.shard}: give K/N with 0 <= K < N, e.g. 0/2")
+        cases = cases[int(index) :: int(count)]
     if options.profile:
         profile = cProfile.Profile()
         result = profile.runcall(run_cases, options.dev, cases, catalogue)

@@ -35,7 +35,30 @@ def lab_env(plan: dict[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+def run_parallel(step: dict[str, Any], base_env: dict[str, str]) -> tuple[int, list[dict[str, Any]]]:
+    """The step's commands ("parallel": argvs) started together; the worst exit and each one's JSON out."""
+    env = dict(base_env, **step.get("env", {}))
+    running = [subprocess.Popen(argv, cwd=step.get("cwd"), env=env) for argv in step["parallel"]]
+    codes = [process.wait() for process in running]
+    outs = [json.loads(Path(out).read_text()) for out in step.get("json_outs", []) if Path(out).exists()]
+    return max(codes, key=abs), outs
+
+
 def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> dict[str, Any]:
+    if "parallel" in step:
+        print(f"bench: === {step['name']}: {len(step['parallel'])} processes at once", flush=True)
+        started = time.monotonic()
+        code, outs = run_parallel(step, base_env)
+        ended = time.monotonic()
+        print(f"bench: === {step['name']}: exit {code} in {ended - started:.2f} s", flush=True)
+        return {
+            "name": step["name"],
+            "start": started,
+            "end": ended,
+            "wall_s": ended - started,
+            "exit_code": code,
+            "shards": outs,
+        }
     steps_dir = results / "steps"
     steps_dir.mkdir(parents=True, exist_ok=True)
     name = step["name"]

@@ -169,6 +169,26 @@ def bare_step(name: str, device: str, out: Path, profile: Path | None = None) ->
     return {"name": name, "argv": argv, "cwd": str(REPO), "json_out": str(out)}
 
 
+def bare_shards_step(name: str, device: str, out: Path, count: int = 2) -> dict[str, Any]:
+    """The bare loop's cases split over `count` processes run at once: how far the verbs themselves scale."""
+    outs = [out.with_name(f"{out.stem}-{index}.json") for index in range(count)]
+    argvs = []
+    for index, shard_out in enumerate(outs):
+        step = bare_step(name, device, shard_out)
+        argvs.append([*step["argv"], "--shard", f"{index}/{count}"])
+    return {"name": name, "parallel": argvs, "cwd": str(REPO), "json_outs": [str(path) for path in outs]}
+
+
+def bare_ceiling(steps: dict[str, dict[str, Any]]) -> dict[str, float] | None:
+    """The bare loop's own speedup over two processes: one process's loop time over the slower half's."""
+    shards = steps.get("bare-x2", {}).get("shards") or []
+    ones = [step["bare"]["loop_s"] for name, step in steps.items() if name.startswith("bare-") and "bare" in step]
+    if len(shards) < 2 or not ones:
+        return None
+    one, slowest = min(ones), max(shard["loop_s"] for shard in shards)
+    return {"one_s": one, "slowest_half_s": slowest, "speedup": one / slowest, "cases": sum(s["cases"] for s in shards)}
+
+
 def first_run(steps: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The step whose first test the host's cold-start clock saw: the first pytest step of the plan."""
     return next((step for step in steps.values() if "pytest" in step), None)
@@ -182,6 +202,7 @@ def quick_steps(results: Path, profile: bool) -> list[dict[str, Any]]:
     steps = [
         pytest_step("checks-1", "rxe0", CHECKS, checks, ["-n", "0"], env=marks),
         bare_step("bare-1", "rxe0", results / "overhead" / "bare-1.json"),
+        bare_shards_step("bare-x2", "rxe0", results / "xdist" / "bare-x2.json"),
     ]
     if profile:
         steps += _profile_steps(results)
@@ -221,6 +242,7 @@ def plan_steps(results: Path, repeat: int, profile: bool, scaling: bool = True) 
             pytest_step(f"checks-{index}", "rxe0", CHECKS, results / "overhead" / f"checks-{index}", ["-n", "0"])
         )
         steps.append(bare_step(f"bare-{index}", "rxe0", results / "overhead" / f"bare-{index}.json"))
+    steps.append(bare_shards_step("bare-x2", "rxe0", results / "xdist" / "bare-x2.json"))
     steps += [
         pytest_step("checks-noreports", "rxe0", CHECKS, None, ["-n", "0"]),
         pytest_step(
@@ -499,6 +521,14 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
                 f"{n0['checks'] / n2['checks']:.2f}x; before the first check: {n0['to_first_test']:.2f} s vs "
                 f"{n2['to_first_test']:.2f} s (-n 2 starts two workers, each imports and collects)"
             )
+    ceiling = bare_ceiling(steps)
+    if ceiling is not None:
+        figures.setdefault("xdist", {})["ceiling"] = ceiling
+        say(
+            f"    CEILING: the bare loop's cases in 2 processes at once: {ceiling['one_s']:.2f} s of verbs in one "
+            f"process, the slower of two halves {ceiling['slowest_half_s']:.2f} s = {ceiling['speedup']:.2f}x "
+            "(no runner of these checks can scale further on this VM)"
+        )
 
     # (3) cold start and lab runs
     say("\n(3) The lab: cold start and each device's run")
@@ -708,7 +738,7 @@ def readme_table(figures: dict[str, Any]) -> str:
                 f"{calls['calls'][1]} under pytest | |"
             )
     xdist = figures.get("xdist")
-    if xdist:
+    if xdist and "n0" in xdist:
         n0, n2 = xdist["n0"], xdist["n2"]
         alone = (
             f" (the checks alone {n0['checks']:.1f} s → {n2['checks']:.1f} s = {n0['checks'] / n2['checks']:.2f}×)"
@@ -720,6 +750,12 @@ def readme_table(figures: dict[str, Any]) -> str:
             f"`-n 0` {n0['wall']:.1f} s, `-n 2` {n2['wall']:.1f} s: "
             f"**{xdist['speedup']:.2f}×**{alone} | ≥ {GOALS['speedup']:g}× — "
             f"{_verdict(xdist['speedup'], 'speedup', True)} |"
+        )
+    ceiling = (xdist or {}).get("ceiling")
+    if ceiling:
+        rows.append(
+            f"| the bare verbs in 2 processes at once (no pytest: the most any runner can scale here) | "
+            f"{ceiling['one_s']:.1f} s → {ceiling['slowest_half_s']:.1f} s: **{ceiling['speedup']:.2f}×** | |"
         )
     cold = figures.get("cold_start")
     if cold:

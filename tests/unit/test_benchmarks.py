@@ -64,10 +64,12 @@ def test_plan_uses_the_lab_reporters_and_existing_options(tmp_path: Path) -> Non
     assert {"checks-1", "bare-1", "profile-bare", "profile-checks", "scale-0"} <= set(names)
     known = {option.flag for option in OPTIONS}
     for step in steps:
-        for arg in step["argv"]:
+        for arg in [arg for argv in step.get("parallel", [step.get("argv", [])]) for arg in argv]:
             if arg.startswith("--rdma-"):
                 assert arg.split("=", 1)[0] in known, arg
-        assert "--junitxml" not in " ".join(step["argv"]) and "--alluredir" not in " ".join(step["argv"])
+        assert "--junitxml" not in " ".join(step.get("argv", [])) and "--alluredir" not in " ".join(
+            step.get("argv", [])
+        )
     checks = next(step for step in steps if step["name"] == "checks-1")
     assert sum(arg.startswith(option.split("=")[0]) for arg in checks["argv"] for option in LAB_REPORTS) == 3
     for selection in lab_overhead.CHECKS:
@@ -80,7 +82,14 @@ def test_plan_uses_the_lab_reporters_and_existing_options(tmp_path: Path) -> Non
 
 def test_quick_plan_marks_its_first_run_for_the_cold_start(tmp_path: Path) -> None:
     steps = lab_overhead.quick_steps(tmp_path, profile=True)
-    assert [step["name"] for step in steps] == ["checks-1", "bare-1", "profile-bare", "profile-checks", "checks-n2"]
+    assert [step["name"] for step in steps] == [
+        "checks-1",
+        "bare-1",
+        "bare-x2",
+        "profile-bare",
+        "profile-checks",
+        "checks-n2",
+    ]
     assert steps[0]["env"]["PYTEST_RDMA_LAB_MARKS"] == str(tmp_path)
     recorded = {"boot": {}, "checks-1": {"name": "checks-1", "pytest": {}}, "bare-1": {"name": "bare-1"}}
     assert lab_overhead.first_run(recorded) == recorded["checks-1"]
@@ -176,3 +185,47 @@ def test_table_mode_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixtu
     (tmp_path / "benchmark.json").write_text(json.dumps(SAMPLE))
     assert lab_overhead.main(["--table", "--results", str(tmp_path)]) == 0
     assert capsys.readouterr().out == lab_overhead.readme_table(SAMPLE)
+
+
+def test_the_bare_loop_shards_split_the_cases_between_processes(tmp_path: Path) -> None:
+    step = lab_overhead.bare_shards_step("bare-x2", "rxe0", tmp_path / "bare-x2.json")
+    assert [argv[-2:] for argv in step["parallel"]] == [["--shard", "0/2"], ["--shard", "1/2"]]
+    assert step["json_outs"] == [str(tmp_path / "bare-x2-0.json"), str(tmp_path / "bare-x2-1.json")]
+    # Each shard runs every other case; together, every case once.
+    cases = bare_verbs.cases_of(Catalogue.of(CATALOGUE)[v] for v in lab_overhead.VERBS)
+    halves = [cases[0::2], cases[1::2]]
+    assert sorted(c.stable_id for half in halves for c in half) == sorted(c.stable_id for c in cases)
+
+
+def test_the_ceiling_is_one_process_over_the_slower_half() -> None:
+    steps = {
+        "bare-1": {"bare": {"loop_s": 10.0}},
+        "bare-2": {"bare": {"loop_s": 9.0}},
+        "bare-x2": {"shards": [{"loop_s": 6.0, "cases": 50}, {"loop_s": 7.5, "cases": 49}]},
+    }
+    ceiling = lab_overhead.bare_ceiling(steps)
+    assert ceiling == {"one_s": 9.0, "slowest_half_s": 7.5, "speedup": 1.2, "cases": 99}
+    assert lab_overhead.bare_ceiling({"bare-1": {"bare": {"loop_s": 1.0}}}) is None
+    table = lab_overhead.readme_table({"xdist": {"ceiling": ceiling}})
+    assert "the bare verbs in 2 processes at once" in table and "**1.20×**" in table
+
+
+def test_a_parallel_step_starts_its_commands_together_and_reads_each_out(tmp_path: Path) -> None:
+    outs = [tmp_path / "a.json", tmp_path / "b.json"]
+    # Each waits for the other's file: they finish only if both run at once.
+    script = (
+        "import json, pathlib, sys, time\n"
+        "mine, other = map(pathlib.Path, sys.argv[1:3])\n"
+        "mine.with_suffix('.started').touch()\n"
+        "deadline = time.time() + 20\n"
+        "while not other.with_suffix('.started').exists() and time.time() < deadline: time.sleep(0.01)\n"
+        "mine.write_text(json.dumps({'loop_s': 1.0, 'both': other.with_suffix('.started').exists()}))\n"
+    )
+    step = {
+        "name": "x2",
+        "parallel": [[sys.executable, "-c", script, str(a), str(b)] for a, b in (outs, outs[::-1])],
+        "json_outs": [str(path) for path in outs],
+    }
+    record = lab_guest.run_step(step, tmp_path, {})
+    assert record["exit_code"] == 0
+    assert [shard["both"] for shard in record["shards"]] == [True, True]
