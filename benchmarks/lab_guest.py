@@ -46,6 +46,8 @@ def run_parallel(step: dict[str, Any], base_env: dict[str, str]) -> tuple[int, l
 
 def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> dict[str, Any]:
     if "parallel" in step:
+        for directory in step.get("mkdirs", []):
+            Path(directory).mkdir(parents=True, exist_ok=True)
         print(f"bench: === {step['name']}: {len(step['parallel'])} processes at once", flush=True)
         started = time.monotonic()
         code, outs = run_parallel(step, base_env)

@@ -176,7 +176,13 @@ def bare_shards_step(name: str, device: str, out: Path, count: int = 2) -> dict[
     for index, shard_out in enumerate(outs):
         step = bare_step(name, device, shard_out)
         argvs.append([*step["argv"], "--shard", f"{index}/{count}"])
-    return {"name": name, "parallel": argvs, "cwd": str(REPO), "json_outs": [str(path) for path in outs]}
+    return {
+        "name": name,
+        "parallel": argvs,
+        "cwd": str(REPO),
+        "json_outs": [str(path) for path in outs],
+        "mkdirs": [str(out.parent)],
+    }
 
 
 def bare_ceiling(steps: dict[str, dict[str, Any]]) -> dict[str, float] | None:

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma.lab import kwarn, prereqs, siw, virtiofsd, vm
+from pytest_rdma.lab.builds import DIRECTORY as BUILDS_DIRECTORY
+from pytest_rdma.lab.builds import BuildService
 from pytest_rdma.lab.prereqs import LabError, Log
+from pytest_rdma.report.confirm import BUILDS_ENV
 
 DEFAULT_DEVICES = ("rxe0", "siw0")
 EXIT_LAB_FAILED = 3  # pytest's "internal error": the run could not happen
@@ -99,6 +102,9 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
         return EXIT_USAGE
     results = request.results.resolve()
     results.mkdir(parents=True, exist_ok=True)
+    # Deviations' C reproducers are built here, at native speed, for the VM to run (lab/builds.py).
+    builds = BuildService(results / BUILDS_DIRECTORY)
+    guest_env = {**guest_env, BUILDS_ENV: str(builds.directory)}
     plan = {
         "devices": request.devices,
         "siw_ko": str(siw_ko) if siw_ko else None,
@@ -137,19 +143,23 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
         f"results in {results}"
     )
     console = results / "lab-console.log"
-    outcome = vm.run(
-        vng,
-        kernel,
-        kvm,
-        results,
-        plan,
-        started,
-        console,
-        request.timeout,
-        guest=request.guest,
-        force_9p=force_9p,
-        bin_dirs=bin_dirs,
-    )
+    builds.start()
+    try:
+        outcome = vm.run(
+            vng,
+            kernel,
+            kvm,
+            results,
+            plan,
+            started,
+            console,
+            request.timeout,
+            guest=request.guest,
+            force_9p=force_9p,
+            bin_dirs=bin_dirs,
+        )
+    finally:
+        builds.stop()
     if warm is not None:
         warm.join()
     if not force_9p:

@@ -9,11 +9,15 @@ program against the installed libibverbs is not an artefact of the suite's own c
 from __future__ import annotations
 
 import atexit
+import json
+import os
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -32,8 +36,19 @@ class Confirmation(TypedDict, total=False):
     exit: int
 
 
+# Set by the lab: a directory of the results share where the host builds programs for the VM
+# (pytest_rdma/lab/builds.py). Unset, or without the host's `ready` in it: built here.
+BUILDS_ENV = "PYTEST_RDMA_LAB_BUILDS"
+BUILD_POLL_S = 0.01
+
+
 def link_flags(c_text: str) -> list[str]:
     return ["-libverbs", "-lrdmacm"] if "<rdma/rdma_cma.h>" in c_text else ["-libverbs"]
+
+
+def build_argv(compiler: str, c_file: Path, program: Path, c_text: str, shortcut: Sequence[str] = ()) -> list[str]:
+    """The one build command of a reproducer, wherever it is built."""
+    return [compiler, "-pipe", *shortcut, "-o", str(program), str(c_file), *link_flags(c_text)]
 
 
 # A program's #include lines -> the same lines as a header, precompiled once per process (None: it
@@ -70,6 +85,48 @@ def precompiled(compiler: str, includes: str) -> Path | None:
     return _PRECOMPILED[includes]
 
 
+def build_here(compiler: str, c_file: Path, program: Path, text: str) -> tuple[int, str]:
+    """Build with this machine's compiler: its exit status and messages."""
+    header = precompiled(compiler, include_block(text))
+    # The same program either way: the header holds only its own #include lines, guarded.
+    shortcut = ["-include", str(header)] if header else []
+    try:
+        built = subprocess.run(
+            build_argv(compiler, c_file, program, text, shortcut),
+            capture_output=True,
+            text=True,
+            timeout=BUILD_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"the compiler took more than {BUILD_SECONDS} s"
+    return built.returncode, built.stderr
+
+
+def build_by_host(builds: Path, text: str, program: Path) -> tuple[int, str] | None:
+    """Have the lab's host build `text` (pytest_rdma/lab/builds.py); None when it does not serve here."""
+    if not (builds / "ready").exists():
+        return None
+    name = builds / uuid.uuid4().hex
+    try:
+        name.with_suffix(".c").write_text(text, encoding="utf-8")
+    except OSError:
+        return None  # a run that may not write there (the lab's run as nobody) builds its own
+    answer = name.with_suffix(".out")
+    deadline = time.monotonic() + BUILD_SECONDS
+    while not answer.exists():
+        if time.monotonic() > deadline:
+            return -1, f"the lab's host did not build it within {BUILD_SECONDS} s"
+        time.sleep(BUILD_POLL_S)
+    result = json.loads(answer.read_text(encoding="utf-8"))
+    if result["returncode"] == 0:
+        shutil.copyfile(name.with_suffix(".bin"), program)  # run from the VM's own disk, not the share
+        program.chmod(0o755)
+    for suffix in (".c", ".bin", ".out"):
+        name.with_suffix(suffix).unlink(missing_ok=True)
+    return int(result["returncode"]), str(result["stderr"])
+
+
 def confirm(c_file: Path) -> Confirmation:
     """Build and run one C reproducer; its verdict ("reproduced", "not reproduced", ...) and what backs it."""
     compiler = shutil.which("cc") or shutil.which("gcc")
@@ -78,21 +135,11 @@ def confirm(c_file: Path) -> Confirmation:
     text = c_file.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="rdma-repro-") as scratch:
         program = Path(scratch) / "repro"
-        header = precompiled(compiler, include_block(text))
-        # The same program either way: the header holds only its own #include lines, guarded.
-        shortcut = ["-include", str(header)] if header else []
-        try:
-            built = subprocess.run(
-                [compiler, "-pipe", *shortcut, "-o", str(program), str(c_file), *link_flags(text)],
-                capture_output=True,
-                text=True,
-                timeout=BUILD_SECONDS,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return {"verdict": "not built", "detail": f"the compiler took more than {BUILD_SECONDS} s"}
-        if built.returncode != 0:
-            first = next((line for line in built.stderr.splitlines() if "error" in line), built.stderr.strip())
+        builds = os.environ.get(BUILDS_ENV)
+        built = build_by_host(Path(builds), text, program) if builds else None
+        code, messages = built if built is not None else build_here(compiler, c_file, program, text)
+        if code != 0:
+            first = next((line for line in messages.splitlines() if "error" in line), messages.strip())
             return {"verdict": "not built", "detail": first[:300]}
         started = time.monotonic()
         try:

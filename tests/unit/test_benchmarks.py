@@ -191,6 +191,7 @@ def test_the_bare_loop_shards_split_the_cases_between_processes(tmp_path: Path) 
     step = lab_overhead.bare_shards_step("bare-x2", "rxe0", tmp_path / "bare-x2.json")
     assert [argv[-2:] for argv in step["parallel"]] == [["--shard", "0/2"], ["--shard", "1/2"]]
     assert step["json_outs"] == [str(tmp_path / "bare-x2-0.json"), str(tmp_path / "bare-x2-1.json")]
+    assert step["mkdirs"] == [str(tmp_path)], "the shards' directory may not exist yet"
     # Each shard runs every other case; together, every case once.
     cases = bare_verbs.cases_of(Catalogue.of(CATALOGUE)[v] for v in lab_overhead.VERBS)
     halves = [cases[0::2], cases[1::2]]
@@ -211,7 +212,7 @@ def test_the_ceiling_is_one_process_over_the_slower_half() -> None:
 
 
 def test_a_parallel_step_starts_its_commands_together_and_reads_each_out(tmp_path: Path) -> None:
-    outs = [tmp_path / "a.json", tmp_path / "b.json"]
+    outs = [tmp_path / "new" / "a.json", tmp_path / "new" / "b.json"]
     # Each waits for the other's file: they finish only if both run at once.
     script = (
         "import json, pathlib, sys, time\n"
@@ -225,6 +226,7 @@ def test_a_parallel_step_starts_its_commands_together_and_reads_each_out(tmp_pat
         "name": "x2",
         "parallel": [[sys.executable, "-c", script, str(a), str(b)] for a, b in (outs, outs[::-1])],
         "json_outs": [str(path) for path in outs],
+        "mkdirs": [str(tmp_path / "new")],
     }
     record = lab_guest.run_step(step, tmp_path, {})
     assert record["exit_code"] == 0

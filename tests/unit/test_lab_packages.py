@@ -48,6 +48,8 @@ SERVED_BY = {
     # virtme-ng tries these names for a static busybox first; Debian's busybox-static ships "busybox".
     "busybox-static": "busybox",
     "busybox.static": "busybox",
+    # lab/builds.py (as report/confirm.py) looks up cc, then gcc; Debian's cc is gcc's alternative.
+    "cc": "gcc",
 }
 # virtme-ng's lookups and runs that `vng --run IMAGE --verbose --memory M --cpus N [--disable-kvm]
 # [--force-9p] --rwdir DIR --exec CMD` does not reach, as root, on an amd64 Debian 12 host.
@@ -110,6 +112,7 @@ LAB_UNRESOLVED = {
     "argv": "vm.py: vng, from pip in the venv; guest.py: the venv's Python running pytest in the VM",
     "_vng_argv(vng, kernel, True, [], 'true', 1, '512M')": "vng, from pip in the venv, probing KVM",
     "list(argv)": "guest.py's _run(*argv) itself: its callers' argv are scanned",
+    "build_argv(compiler, source, program, text)": "builds.py: the compiler it looked up (cc or gcc, above)",
     "*argv": "guest.py's create_devices runs guest.device_commands(), whose programs are checked below",
     "command": "virtiofsd.py: the C daemon, built by translate() from C_DAEMON (/usr/lib/qemu/virtiofsd)",
     "path": "virtiofsd.py: the virtiofsd candidates looked up by name (virtiofsd, in SERVED_BY)",

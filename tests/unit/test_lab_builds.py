@@ -1,0 +1,57 @@
+"""The lab's host builds deviations' C reproducers for the VM (pytest_rdma/lab/builds.py), here
+with both ends on the host: the service thread, and confirm's side of the exchange."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_rdma.lab.builds import BuildService
+from pytest_rdma.report import confirm
+
+HEADER = Path("/usr/include/infiniband/verbs.h")
+PROGRAM = '#include <infiniband/verbs.h>\n#include <stdio.h>\nint main(void) { puts("REPRODUCED"); return 0; }\n'
+
+
+@pytest.fixture
+def service(tmp_path: Path):
+    if shutil.which("gcc") is None or not HEADER.exists():
+        pytest.skip(f"needs gcc and {HEADER} (Debian: apt-get install gcc libibverbs-dev)")
+    running = BuildService(tmp_path / "builds")
+    running.start()
+    yield running
+    running.stop()
+
+
+def test_the_host_builds_what_the_vm_writes_and_the_program_runs(service: BuildService, tmp_path: Path) -> None:
+    program = tmp_path / "repro"
+    assert confirm.build_by_host(service.directory, PROGRAM, program) == (0, "")
+    assert subprocess.run([str(program)], capture_output=True, text=True).stdout == "REPRODUCED\n"
+    assert service.built == 1
+    assert sorted(p.name for p in service.directory.iterdir()) == ["ready"], "the exchange's files are removed"
+
+
+def test_a_program_that_does_not_compile_says_why(service: BuildService, tmp_path: Path) -> None:
+    code, messages = confirm.build_by_host(service.directory, "int main(void) { return nope; }\n", tmp_path / "x")
+    assert code != 0 and "nope" in messages
+
+
+def test_confirm_builds_on_the_host_when_the_lab_serves(
+    service: BuildService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "repro.c"
+    source.write_text(PROGRAM)
+    monkeypatch.setenv(confirm.BUILDS_ENV, str(service.directory))
+    found = confirm.confirm(source)
+    assert found["verdict"] == "reproduced" and service.built == 1
+
+
+def test_without_the_hosts_ready_the_program_is_built_here(tmp_path: Path) -> None:
+    assert confirm.build_by_host(tmp_path, PROGRAM, tmp_path / "repro") is None
+    stopped = BuildService(tmp_path / "builds")
+    stopped.start()
+    stopped.stop()
+    assert not stopped.directory.exists(), "a stopped service no longer says it is ready"
