@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rdma import generate, guard, report, settings
+from pytest_rdma.catalogue import validated as validated_sources
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.catalogue.validate import CatalogueError, validate
@@ -69,11 +70,15 @@ def catalogue_of(options: settings.Settings, validated: bool = True) -> Catalogu
 
     extra = load_extra(options.catalogue_extra)
     verbs = CATALOGUE + extra
-    if validated:
+    # Validated once per version of the catalogue's sources (catalogue/validated.py), unless extended.
+    key = "" if extra else validated_sources.sources_key(known_kinds())
+    if validated and not (key and validated_sources.already_validated(key)):
         try:
             validate(verbs, kinds=known_kinds())
         except CatalogueError as exc:
             raise pytest.UsageError(f"rdma_catalogue_extra: {exc}" if extra else str(exc)) from None
+        if key:
+            validated_sources.remember(key)
     return Catalogue.of(verbs)
 
 

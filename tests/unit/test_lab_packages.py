@@ -113,7 +113,7 @@ LAB_UNRESOLVED = {
     "_vng_argv(vng, kernel, True, [], 'true', 1, '512M')": "vng, from pip in the venv, probing KVM",
     "list(argv)": "guest.py's _run(*argv) itself: its callers' argv are scanned",
     "build_argv(compiler, source, program, text)": "builds.py: the compiler it looked up (cc or gcc, above)",
-    "*argv": "guest.py's create_devices runs guest.device_commands(), whose programs are checked below",
+    "program": "guest.py's create_devices runs guest.device_commands() in batches: their programs are added below",
     "command": "virtiofsd.py: the C daemon, built by translate() from C_DAEMON (/usr/lib/qemu/virtiofsd)",
     "path": "virtiofsd.py: the virtiofsd candidates looked up by name (virtiofsd, in SERVED_BY)",
     "name": "prereqs.packages_for_missing's lookup of the names its callers give (entries of the table)",

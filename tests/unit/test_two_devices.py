@@ -13,7 +13,7 @@ from pytest_rdma.calls.marshal import marshal
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.render import c_program, python_script
 from pytest_rdma.catalogue.index import Catalogue
-from pytest_rdma.lab.guest import device_commands, peer_args, peer_of
+from pytest_rdma.lab.guest import batches, device_commands, failed_command, peer_args, peer_of
 from pytest_rdma.settings import _name
 from pytest_rdma.verbs import CATALOGUE
 
@@ -81,3 +81,14 @@ def test_each_runs_device_is_given_its_own_peer_unless_the_user_names_one() -> N
     assert peer_args(["rxe0"], ["-k", "between"]) == ["--rdma-peer=rxe0p"]
     assert peer_args(["rxe0"], ["--rdma-peer=rxe7"]) == []
     assert peer_args(["rxe0", "siw0"], []) == [], "one peer cannot serve two transports"
+
+
+def test_the_device_commands_run_as_one_batch_per_program_in_order() -> None:
+    commands = device_commands(["rxe0", "siw0"])
+    grouped = batches(commands)
+    assert [program for program, _ in grouped] == ["ip", "rdma"], "every netdev exists before a device is added"
+    assert grouped[0][1][0] == "link add rdmalab0 type veth peer name rdmalab0p"
+    assert sum(len(lines) for _, lines in grouped) == len(commands)
+    said = failed_command("rdma", grouped[1][1], "Error: already exists\nCommand failed -:2\n")
+    assert said == "rdma link add rxe0p type rxe netdev rdmalab0p: Error: already exists"
+    assert failed_command("ip", ["link x"], "odd failure") == "odd failure"

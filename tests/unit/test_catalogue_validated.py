@@ -1,0 +1,74 @@
+"""The catalogue is validated once per version of its sources (pytest_rdma/catalogue/validated.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_rdma import plugin
+from pytest_rdma.catalogue import validated
+from pytest_rdma.catalogue.validate import CatalogueError
+
+
+def _package(root: Path, verbs: str = "A = 1\n", check: str = "def ok(): ...\n") -> Path:
+    (root / "catalogue").mkdir(parents=True, exist_ok=True)
+    (root / "verbs.py").write_text(verbs)
+    (root / "catalogue" / "validate.py").write_text(check)
+    (root / "kinds.py").write_text("not part of the key\n")
+    return root
+
+
+def test_the_key_follows_the_catalogue_its_validator_and_the_kinds(tmp_path: Path) -> None:
+    base = validated.sources_key(["call"], _package(tmp_path / "a"))
+    assert base == validated.sources_key(["call"], _package(tmp_path / "b"))
+    assert base != validated.sources_key(["call"], _package(tmp_path / "c", verbs="A = 2\n"))
+    assert base != validated.sources_key(["call"], _package(tmp_path / "d", check="def ok(): 1\n"))
+    assert base != validated.sources_key(["call", "transfer"], _package(tmp_path / "e"))
+
+
+@pytest.fixture
+def options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    calls: list[int] = []
+
+    def counted(verbs, *, kinds) -> None:
+        calls.append(len(tuple(verbs)))
+
+    monkeypatch.setattr(plugin, "validate", counted)
+
+    class Options:
+        catalogue_extra: tuple[str, ...] = ()
+
+    return Options(), calls
+
+
+def test_a_validation_that_passed_is_not_repeated_for_the_same_sources(options) -> None:
+    settings, calls = options
+    plugin.catalogue_of(settings)
+    plugin.catalogue_of(settings)
+    assert len(calls) == 1
+    assert any(validated.cache_dir().iterdir())
+
+
+def test_a_validation_that_failed_leaves_no_marker(options, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings, _ = options
+
+    def failing(verbs, *, kinds) -> None:
+        raise CatalogueError(["ibv_x: broken"])
+
+    monkeypatch.setattr(plugin, "validate", failing)
+    for _ in range(2):  # and again: the failure is not remembered as a pass
+        with pytest.raises(pytest.UsageError, match="ibv_x: broken"):
+            plugin.catalogue_of(settings)
+    assert not validated.cache_dir().exists() or not any(validated.cache_dir().iterdir())
+
+
+def test_extra_descriptions_are_always_validated(options, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings, calls = options
+    settings.catalogue_extra = ("my.module:VERBS",)
+    monkeypatch.setattr(plugin, "load_extra", lambda specs: (plugin.Verb.__new__(plugin.Verb),))
+    monkeypatch.setattr(plugin.Catalogue, "of", staticmethod(lambda verbs: verbs))
+    plugin.catalogue_of(settings)
+    plugin.catalogue_of(settings)
+    assert len(calls) == 2
