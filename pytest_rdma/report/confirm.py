@@ -109,7 +109,11 @@ def build_by_host(builds: Path, text: str, program: Path) -> tuple[int, str] | N
         return None
     name = builds / uuid.uuid4().hex
     try:
-        name.with_suffix(".c").write_text(text, encoding="utf-8")
+        # Written aside and renamed: the host takes NAME.c as soon as it appears, which must be whole
+        # (a half-written program compiles to nothing, and the link fails for want of main).
+        partial = name.with_suffix(".part")
+        partial.write_text(text, encoding="utf-8")
+        partial.rename(name.with_suffix(".c"))
     except OSError:
         return None  # a run that may not write there (the lab's run as nobody) builds its own
     answer = name.with_suffix(".out")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,28 @@ def test_without_the_hosts_ready_the_program_is_built_here(tmp_path: Path) -> No
     stopped.start()
     stopped.stop()
     assert not stopped.directory.exists(), "a stopped service no longer says it is ready"
+
+
+def test_the_program_appears_whole_for_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host builds any NAME.c it sees: the VM writes aside and renames, so NAME.c is never half there."""
+    (tmp_path / "ready").write_text("cc\n")
+    written: list[str] = []
+    real_write = Path.write_text
+
+    def recording(self: Path, *args, **kwargs) -> int:
+        written.append(self.name)
+        return real_write(self, *args, **kwargs)
+
+    def answer() -> None:  # a host that refuses whatever comes, once it is there
+        for _ in range(500):
+            for source in tmp_path.glob("*.c"):
+                real_write(source.with_suffix(".out"), '{"returncode": 1, "stderr": "refused"}')
+                return
+            time.sleep(0.01)
+
+    host = threading.Thread(target=answer)
+    host.start()
+    monkeypatch.setattr(Path, "write_text", recording)
+    assert confirm.build_by_host(tmp_path, PROGRAM, tmp_path / "repro") == (1, "refused")
+    host.join()
+    assert not [name for name in written if name.endswith(".c")], f"NAME.c written in place: {written}"
