@@ -168,6 +168,16 @@ def peer_of(device: str) -> str:
     return f"{device}p"
 
 
+def lab_mac(index: int, end: int) -> str:
+    """A netdev's MAC address, given (pure): locally administered, one per device index and end.
+
+    Left random, udev replaces it a moment after the netdev appears (MACAddressPolicy=persistent):
+    a netdev brought up before that keeps the IPv6 link-local address of the first MAC, while rxe's
+    GID 0 follows the new one, and nothing answers for that GID (ETIMEDOUT in INIT>RTR). Given, the
+    MAC stays; the GIDs are also the same at every boot, as the reproducers' literal GIDs need."""
+    return f"02:00:c6:12:{index:02x}:{end:02x}"
+
+
 def device_commands(devices: list[str]) -> list[tuple[str, ...]]:
     """The commands that give each device, and its peer, a netdev with an address (pure).
 
@@ -181,12 +191,16 @@ def device_commands(devices: list[str]) -> list[tuple[str, ...]]:
     for index, name in enumerate(devices):
         kind = "siw" if name.startswith("siw") else "rxe"
         netdev, peer_netdev = f"rdmalab{index}", f"rdmalab{index}p"
+        mac, peer_mac = lab_mac(index, 1), lab_mac(index, 2)
         if kind == "rxe":
-            commands.append(("ip", "link", "add", netdev, "type", "veth", "peer", "name", peer_netdev))
+            commands.append(
+                ("ip", "link", "add", netdev, "address", mac, "type", "veth", "peer", "name", peer_netdev)
+                + ("address", peer_mac)
+            )
         else:
             commands += [
-                ("ip", "link", "add", netdev, "type", "dummy"),
-                ("ip", "link", "add", peer_netdev, "type", "dummy"),
+                ("ip", "link", "add", netdev, "address", mac, "type", "dummy"),
+                ("ip", "link", "add", peer_netdev, "address", peer_mac, "type", "dummy"),
             ]
         for dev, address, rdma_name in (
             (netdev, LAB_NETWORK.format(index + 1), name),
@@ -234,10 +248,14 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
         # One process per program (ip, then rdma) reads all of its commands: under the emulated CPU
         # each process start costs tens of milliseconds. It stops at the first that fails.
         step = subprocess.run(
-            [program, "-batch", "-"], input="".join(line + "\n" for line in commands), capture_output=True, text=True
+            # -b, not -batch: rdma's getopt reads "-batch" as -b "atch".
+            [program, "-b", "-"],
+            input="".join(line + "\n" for line in commands),
+            capture_output=True,
+            text=True,
         )
         if step.returncode:
-            return f"{program} -batch failed: {failed_command(program, commands, step.stderr)}"
+            return f"{program} -b failed: {failed_command(program, commands, step.stderr)}"
     for name in [*devices, *map(peer_of, devices)]:
         if not Path(f"/sys/class/infiniband/{name}").exists():
             return f"{name} did not appear in /sys/class/infiniband after 'rdma link add'"

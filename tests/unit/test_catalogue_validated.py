@@ -72,3 +72,15 @@ def test_extra_descriptions_are_always_validated(options, monkeypatch: pytest.Mo
     plugin.catalogue_of(settings)
     plugin.catalogue_of(settings)
     assert len(calls) == 2
+
+
+def test_a_cache_this_user_may_not_read_means_validating(options, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings, calls = options
+
+    def denied(self: Path) -> bool:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "exists", denied)
+    monkeypatch.setattr(validated, "remember", lambda key: None)
+    plugin.catalogue_of(settings)
+    assert len(calls) == 1

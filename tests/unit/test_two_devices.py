@@ -62,11 +62,12 @@ def test_the_python_reproducer_replays_on_both_devices() -> None:
 
 def test_the_lab_puts_an_rxe_and_its_peer_on_the_two_ends_of_a_veth() -> None:
     commands = device_commands(["rxe0", "siw0"])
-    assert ("ip", "link", "add", "rdmalab0", "type", "veth", "peer", "name", "rdmalab0p") in commands
+    veth = ("ip", "link", "add", "rdmalab0", "address", "02:00:c6:12:00:01", "type", "veth", "peer", "name")
+    assert (*veth, "rdmalab0p", "address", "02:00:c6:12:00:02") in commands, "MACs given: udev must not change them"
     assert ("rdma", "link", "add", "rxe0", "type", "rxe", "netdev", "rdmalab0") in commands
     assert ("rdma", "link", "add", "rxe0p", "type", "rxe", "netdev", "rdmalab0p") in commands
     # siw's traffic is TCP: two dummies, each with its address (rdma_cm connects addresses).
-    assert ("ip", "link", "add", "rdmalab1p", "type", "dummy") in commands
+    assert ("ip", "link", "add", "rdmalab1p", "address", "02:00:c6:12:01:02", "type", "dummy") in commands
     assert ("rdma", "link", "add", "siw0p", "type", "siw", "netdev", "rdmalab1p") in commands
     assert ("ip", "addr", "add", "198.18.1.2/32", "dev", "rdmalab1p") in commands
     # Every netdev is up before its RDMA device is added on it.
@@ -87,7 +88,9 @@ def test_the_device_commands_run_as_one_batch_per_program_in_order() -> None:
     commands = device_commands(["rxe0", "siw0"])
     grouped = batches(commands)
     assert [program for program, _ in grouped] == ["ip", "rdma"], "every netdev exists before a device is added"
-    assert grouped[0][1][0] == "link add rdmalab0 type veth peer name rdmalab0p"
+    assert grouped[0][1][0] == (
+        "link add rdmalab0 address 02:00:c6:12:00:01 type veth peer name rdmalab0p address 02:00:c6:12:00:02"
+    )
     assert sum(len(lines) for _, lines in grouped) == len(commands)
     said = failed_command("rdma", grouped[1][1], "Error: already exists\nCommand failed -:2\n")
     assert said == "rdma link add rxe0p type rxe netdev rdmalab0p: Error: already exists"
