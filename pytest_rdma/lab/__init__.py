@@ -16,11 +16,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_rdma.cbuild import BUILDS_ENV
 from pytest_rdma.lab import kwarn, prereqs, siw, virtiofsd, vm
 from pytest_rdma.lab.builds import DIRECTORY as BUILDS_DIRECTORY
 from pytest_rdma.lab.builds import BuildService
 from pytest_rdma.lab.prereqs import LabError, Log
-from pytest_rdma.report.confirm import BUILDS_ENV
 
 DEFAULT_DEVICES = ("rxe0", "siw0")
 EXIT_LAB_FAILED = 3  # pytest's "internal error": the run could not happen

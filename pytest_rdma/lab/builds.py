@@ -20,7 +20,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from pytest_rdma.report.confirm import BUILD_SECONDS, build_argv
+from pytest_rdma.cbuild import BUILD_SECONDS, build_argv
 
 DIRECTORY = ".builds"  # under the results directory
 POLL_S = 0.02

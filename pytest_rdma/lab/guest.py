@@ -236,11 +236,15 @@ def failed_command(program: str, commands: list[str], stderr: str) -> str:
 def create_devices(devices: list[str], siw_ko: str | None) -> str:
     """Create each rxeN/siwN and its peer, each on a netdev with an IPv4 address; return "" or what went wrong."""
     kinds = {name: ("siw" if name.startswith("siw") else "rxe") for name in devices}
-    _run("modprobe", "rdma_ucm")  # rdma_cm for user space: the data path connects iWARP QPs with it
+    # One modprobe for all (-a): rdma_cm for user space (the data path connects iWARP QPs with it),
+    # rdma_rxe (which also brings ib_core, which siw.ko needs), and libcrc32c for siw.
+    modules = ["rdma_ucm"]
     if any(kind == "rxe" for kind in kinds.values()) or siw_ko:
-        _run("modprobe", "rdma_rxe")  # also brings ib_core, which siw.ko needs
+        modules.append("rdma_rxe")
     if "siw" in kinds.values():
-        _run("modprobe", "libcrc32c")
+        modules.append("libcrc32c")
+    _run("modprobe", "-a", *modules)
+    if "siw" in kinds.values():
         loaded = _run("insmod", siw_ko or "siw.ko")
         if loaded.returncode and "File exists" not in loaded.stderr:
             return f"insmod {siw_ko} failed: {loaded.stderr.strip()}"

@@ -17,12 +17,12 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
+from pytest_rdma.cbuild import BUILD_SECONDS, BUILDS_ENV, build_argv
+
 VERDICTS = {0: "reproduced", 1: "not reproduced", 2: "setup failed", 3: "no automatic verdict"}
-BUILD_SECONDS = 120
 # Longer than the program's own alarm(120): a program that hangs ends by its alarm, which says so.
 RUN_SECONDS = 150
 
@@ -36,19 +36,7 @@ class Confirmation(TypedDict, total=False):
     exit: int
 
 
-# Set by the lab: a directory of the results share where the host builds programs for the VM
-# (pytest_rdma/lab/builds.py). Unset, or without the host's `ready` in it: built here.
-BUILDS_ENV = "PYTEST_RDMA_LAB_BUILDS"
 BUILD_POLL_S = 0.01
-
-
-def link_flags(c_text: str) -> list[str]:
-    return ["-libverbs", "-lrdmacm"] if "<rdma/rdma_cma.h>" in c_text else ["-libverbs"]
-
-
-def build_argv(compiler: str, c_file: Path, program: Path, c_text: str, shortcut: Sequence[str] = ()) -> list[str]:
-    """The one build command of a reproducer, wherever it is built."""
-    return [compiler, "-pipe", *shortcut, "-o", str(program), str(c_file), *link_flags(c_text)]
 
 
 # A program's #include lines -> the same lines as a header, precompiled once per process (None: it

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rdma.report.confirm import confirm, link_flags
+from pytest_rdma.cbuild import link_flags
+from pytest_rdma.report.confirm import confirm
 
 
 def program(tmp_path: Path, body: str) -> Path:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from pytest_rdma.cbuild import BUILDS_ENV
 from pytest_rdma.lab.builds import BuildService
 from pytest_rdma.report import confirm
 
@@ -46,7 +48,7 @@ def test_confirm_builds_on_the_host_when_the_lab_serves(
 ) -> None:
     source = tmp_path / "repro.c"
     source.write_text(PROGRAM)
-    monkeypatch.setenv(confirm.BUILDS_ENV, str(service.directory))
+    monkeypatch.setenv(BUILDS_ENV, str(service.directory))
     found = confirm.confirm(source)
     assert found["verdict"] == "reproduced" and service.built == 1
 
@@ -82,3 +84,10 @@ def test_the_program_appears_whole_for_the_host(tmp_path: Path, monkeypatch: pyt
     assert confirm.build_by_host(tmp_path, PROGRAM, tmp_path / "repro") == (1, "refused")
     host.join()
     assert not [name for name in written if name.endswith(".c")], f"NAME.c written in place: {written}"
+
+
+def test_the_labs_in_vm_runner_starts_without_importing_pytest() -> None:
+    """Its start is on the cold start's path, where pytest's import costs about a second under TCG."""
+    code = "import sys, pytest_rdma.lab.guest; print('pytest' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
