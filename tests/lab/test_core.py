@@ -82,12 +82,12 @@ def test_unknown_device_is_one_usage_error_listing_devices(pytester: pytest.Pyte
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest_subprocess("--rdma-dev", "mlx5_9")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        [
-            "ERROR: unknown RDMA device mlx5_9: devices on this host: rxe0 (rxe), siw0 (siw). "
-            "Pass one with --rdma-dev NAME."
-        ]
-    )
+    # The lab makes each device's peer too (rxe0p, siw0p: its two-device checks send to it).
+    listed = "devices on this host: rxe0 (rxe), rxe0p (rxe), siw0 (siw), siw0p (siw)"
+    result.stderr.fnmatch_lines([f"ERROR: unknown RDMA device mlx5_9: {listed}. Pass one with --rdma-dev NAME."])
+    peer = pytester.runpytest_subprocess("--rdma-dev", "rxe0", "--rdma-peer", "mlx5_9")
+    assert peer.ret == pytest.ExitCode.USAGE_ERROR
+    peer.stderr.fnmatch_lines([f"ERROR: unknown RDMA device mlx5_9: {listed}. Pass one with --rdma-peer NAME."])
     assert "Traceback" not in result.stderr.str()
 
 
