@@ -129,12 +129,17 @@ def test_ctrl_c_keeps_every_finished_check(tmp_path: Path, device: str) -> None:
     cases = [case for case in suite.iter("testcase") if case.get("name") is not None]
     assert [f"{c.get('classname', '').replace('.', '/')}.py::{c.get('name')}" for c in cases] == finished
     assert suite.get("tests") == str(len(finished))
+    # pytest's --junitxml takes a testcase's properties from its teardown report: the check whose
+    # teardown Ctrl-C cut short (the last one, its call already reported as passed) has none. It failed
+    # once so, in a lab run. Every other testcase names its driver.
     driverless = [
         (case.get("name"), [p.get("name") for p in case.iter("property")], [child.tag for child in case])
         for case in cases
         if not any(p.get("name") == "rdma.driver" for p in case.iter("property"))
     ]
-    assert not driverless, f"testcases without rdma.driver (name, properties, children): {driverless}"
+    assert [name for name, _, _ in driverless] in ([], [cases[-1].get("name")]), (
+        f"testcases without rdma.driver (name, properties, children): {driverless}"
+    )
     # The Allure writer writes a file per check as its record arrives: one for each finished check, each whole.
     allure = [json.loads(path.read_text()) for path in (tmp_path / "allure").glob("*-result.json")]
     assert len(allure) == len(finished)
