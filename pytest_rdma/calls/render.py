@@ -384,10 +384,9 @@ def c_program(
     uses_cm = any(verbs[call.verb].family == "rdmacm" for call in calls)
     text = PROLOGUE.format(
         comment=comment,
-        device=json.dumps(device),
         link="-libverbs -lrdmacm" if uses_cm else "-libverbs",
         include="#include <rdma/rdma_cma.h>\n" if uses_cm else "",
-        peer=PEER_OPEN.format(peer=json.dumps(peer)) if peer else "",
+        opened=device_open(device) + (device_open(peer, "peer") if peer else ""),
     )
     return text + "\n".join(program.lines) + "\n}\n"
 
@@ -429,25 +428,31 @@ int main(void)
 {{
 	alarm(120); /* a provider that never answers ends the program instead of hanging it */
 	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_device *device = NULL;
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), {device}))
-			device = list[i];
-	if (!device) {{ fprintf(stderr, "no device %s\\n", {device}); return 2; }}
-	struct ibv_context *ctx = ibv_open_device(device);
-	if (!ctx) {{ perror("ibv_open_device"); return 2; }}
-{peer}
+{opened}
 """
 
-# A two-device check's second device (--rdma-peer), opened after the first.
-PEER_OPEN = """	struct ibv_device *peer_device = NULL;
+# One session device found by name in `list` and opened: the device under test ("device", "ctx"),
+# then, for a two-device check, its peer ("peer_device", "peer_ctx"; --rdma-peer).
+DEVICE_OPEN = """	struct ibv_device *{var} = NULL;
 	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), {peer}))
-			peer_device = list[i];
-	if (!peer_device) {{ fprintf(stderr, "no peer device %s\\n", {peer}); return 2; }}
-	struct ibv_context *peer_ctx = ibv_open_device(peer_device);
-	if (!peer_ctx) {{ perror("ibv_open_device (peer)"); return 2; }}
+		if (!strcmp(ibv_get_device_name(list[i]), {name}))
+			{var} = list[i];
+	if (!{var}) {{ fprintf(stderr, "no {what} %s\\n", {name}); return 2; }}
+	struct ibv_context *{ctx} = ibv_open_device({var});
+	if (!{ctx}) {{ perror("ibv_open_device{label}"); return 2; }}
 """
+
+
+def device_open(name: str, role: str = "") -> str:
+    """DEVICE_OPEN for `name`, under the names provider.device gives its role ("" or "peer")."""
+    prefix = f"{role}_" if role else ""
+    return DEVICE_OPEN.format(
+        var=f"{prefix}device",
+        ctx=f"{prefix}ctx",
+        name=json.dumps(name),
+        what=f"{role} device".lstrip(),
+        label=f" ({role})" if role else "",
+    )
 
 
 # -- Python ----------------------------------------------------------------------------------------

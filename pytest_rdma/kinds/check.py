@@ -101,8 +101,7 @@ class Check:
     def on(self, side: str) -> Iterator[None]:
         """Within: resources are made on `side`'s device ("peer": the receiver's end of a two-device pair),
         and a bare fact ("gid", "port.lid") is that device's. "dut.gid" and "peer.gid" name one explicitly."""
-        if side == "peer" and self.peer is None:
-            raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
+        self.device(side)  # not exercised here without a peer
         before, self.side = self.side, side
         try:
             yield
@@ -110,15 +109,17 @@ class Check:
             self.side = before
 
     def device(self, side: str | None = None) -> DeviceUnderTest:
-        chosen = side or self.side
-        return cast(DeviceUnderTest, self.peer) if chosen == "peer" else self.dut  # on() checked the peer
+        """The device under test, or the peer; a check that needs a peer and has none is not exercised."""
+        if (side or self.side) != "peer":
+            return self.dut
+        if self.peer is None:
+            raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
+        return self.peer
 
     # -- Scope ---------------------------------------------------------------------------
     def fact(self, path: str) -> Readback:
         side, _, rest = path.partition(".")
         if side in ("dut", "peer") and rest:
-            if side == "peer" and self.peer is None:
-                raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
             return self.device(side).fact(rest)
         return self.device().fact(path)
 

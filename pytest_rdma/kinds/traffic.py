@@ -191,14 +191,12 @@ class Traffic:
 
     def require_peer(self) -> None:
         """Not exercised unless a peer was given that is another device of the same transport."""
-        check = self.check
-        if check.peer is None:
-            raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
-        if check.peer.name == check.dut.name:
-            raise NotExercised(f"the peer is {check.dut.name} itself: give --rdma-peer another device")
-        if check.peer.transport != check.dut.transport:
+        dut, peer = self.check.dut, self.check.device("peer")
+        if peer.name == dut.name:
+            raise NotExercised(f"the peer is {dut.name} itself: give --rdma-peer another device")
+        if peer.transport != dut.transport:
             raise NotExercised(
-                f"the peer {check.peer.name} is {check.peer.transport}, {check.dut.name} is {check.dut.transport}: "
+                f"the peer {peer.name} is {peer.transport}, {dut.name} is {dut.transport}: "
                 "traffic needs two devices of one transport"
             )
 

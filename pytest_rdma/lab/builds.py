@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import threading
 from pathlib import Path
 
-from pytest_rdma.cbuild import BUILD_SECONDS, build_argv
+from pytest_rdma.cbuild import BUILD_SECONDS
+from pytest_rdma.cbuild import build as build_c
 
 DIRECTORY = ".builds"  # under the results directory
 POLL_S = 0.02
@@ -65,13 +65,8 @@ def build(compiler: str, source: Path) -> None:
     """Build `source` into NAME.bin; write NAME.out (JSON: returncode, stderr) last, whole."""
     program, answer = source.with_suffix(".bin"), source.with_suffix(".out")
     try:
-        text = source.read_text(encoding="utf-8")
-        done = subprocess.run(
-            build_argv(compiler, source, program, text), capture_output=True, text=True, timeout=BUILD_SECONDS
-        )
-        result = {"returncode": done.returncode, "stderr": done.stderr[-4000:]}
-    except subprocess.TimeoutExpired:
-        result = {"returncode": -1, "stderr": f"the compiler took more than {BUILD_SECONDS} s"}
+        code, messages = build_c(compiler, source, program, source.read_text(encoding="utf-8"))
+        result = {"returncode": code, "stderr": messages[-4000:]}
     except (OSError, UnicodeDecodeError) as exc:
         result = {"returncode": -1, "stderr": f"could not build {source.name}: {exc}"}
     partial = answer.with_suffix(".out.part")

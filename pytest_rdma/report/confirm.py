@@ -8,7 +8,6 @@ program against the installed libibverbs is not an artefact of the suite's own c
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import TypedDict
 
-from pytest_rdma.cbuild import BUILD_SECONDS, BUILDS_ENV, build_argv
+from pytest_rdma.cbuild import BUILD_SECONDS, BUILDS_ENV, build
 
 VERDICTS = {0: "reproduced", 1: "not reproduced", 2: "setup failed", 3: "no automatic verdict"}
 # Longer than the program's own alarm(120): a program that hangs ends by its alarm, which says so.
@@ -37,58 +36,6 @@ class Confirmation(TypedDict, total=False):
 
 
 BUILD_POLL_S = 0.01
-
-
-# A program's #include lines -> the same lines as a header, precompiled once per process (None: it
-# could not be). Under the lab's emulated CPU the compiler spends about half a second of each
-# reproducer's build parsing libibverbs' and libc's headers again; every reproducer starts with
-# one of two include blocks (with or without librdmacm).
-_PRECOMPILED: dict[str, Path | None] = {}
-
-
-def include_block(c_text: str) -> str:
-    return "".join(line + "\n" for line in c_text.splitlines() if line.startswith("#include "))
-
-
-def precompiled(compiler: str, includes: str) -> Path | None:
-    """A header of `includes` whose precompiled form (header.gch beside it) the compiler uses for
-    `-include header`; None when it cannot be built (the program is then built from its own includes)."""
-    if includes not in _PRECOMPILED:
-        header = Path(tempfile.mkdtemp(prefix="rdma-repro-pch-")) / "includes.h"
-        atexit.register(shutil.rmtree, header.parent, True)
-        header.write_text(includes, encoding="utf-8")
-        try:
-            built = (
-                subprocess.run(
-                    [compiler, "-x", "c-header", "-o", f"{header}.gch", str(header)],
-                    capture_output=True,
-                    timeout=BUILD_SECONDS,
-                    check=False,
-                ).returncode
-                == 0
-            )
-        except subprocess.TimeoutExpired:
-            built = False
-        _PRECOMPILED[includes] = header if built else None
-    return _PRECOMPILED[includes]
-
-
-def build_here(compiler: str, c_file: Path, program: Path, text: str) -> tuple[int, str]:
-    """Build with this machine's compiler: its exit status and messages."""
-    header = precompiled(compiler, include_block(text))
-    # The same program either way: the header holds only its own #include lines, guarded.
-    shortcut = ["-include", str(header)] if header else []
-    try:
-        built = subprocess.run(
-            build_argv(compiler, c_file, program, text, shortcut),
-            capture_output=True,
-            text=True,
-            timeout=BUILD_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return -1, f"the compiler took more than {BUILD_SECONDS} s"
-    return built.returncode, built.stderr
 
 
 def build_by_host(builds: Path, text: str, program: Path) -> tuple[int, str] | None:
@@ -129,7 +76,7 @@ def confirm(c_file: Path) -> Confirmation:
         program = Path(scratch) / "repro"
         builds = os.environ.get(BUILDS_ENV)
         built = build_by_host(Path(builds), text, program) if builds else None
-        code, messages = built if built is not None else build_here(compiler, c_file, program, text)
+        code, messages = built if built is not None else build(compiler, c_file, program, text)
         if code != 0:
             first = next((line for line in messages.splitlines() if "error" in line), messages.strip())
             return {"verdict": "not built", "detail": first[:300]}

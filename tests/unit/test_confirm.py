@@ -65,7 +65,7 @@ def test_librdmacm_is_linked_only_when_the_program_uses_it() -> None:
 
 def test_a_reproducers_headers_are_precompiled_once_and_used(tmp_path: Path) -> None:
     # Under the lab's emulated CPU, parsing the headers again was about half of each build.
-    from pytest_rdma.report import confirm as module
+    from pytest_rdma import cbuild as module
 
     first = program(tmp_path, 'puts("REPRODUCED"); return 0;')
     second = tmp_path / "other" / "repro.c"

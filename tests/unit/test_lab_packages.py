@@ -35,7 +35,11 @@ from pytest_rdma.selftest import SELFTEST_EXECUTABLES
 REPO = Path(__file__).resolve().parents[2]
 BOOTSTRAP = REPO / "pytest-rdma"
 # The code the lab runs: its own modules, and the HTML report's builder it calls.
-LAB_SOURCES = (*sorted((REPO / "pytest_rdma" / "lab").glob("*.py")), REPO / "pytest_rdma/report/allure_html.py")
+LAB_SOURCES = (
+    *sorted((REPO / "pytest_rdma" / "lab").glob("*.py")),
+    REPO / "pytest_rdma/report/allure_html.py",
+    REPO / "pytest_rdma/cbuild.py",  # the lab's host builds the VM's C reproducers with it (lab/builds.py)
+)
 # Where programs are looked for (root's PATH, as the lab runs).
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -112,7 +116,8 @@ LAB_UNRESOLVED = {
     "argv": "vm.py: vng, from pip in the venv; guest.py: the venv's Python running pytest in the VM",
     "_vng_argv(vng, kernel, True, [], 'true', 1, '512M')": "vng, from pip in the venv, probing KVM",
     "list(argv)": "guest.py's _run(*argv) itself: its callers' argv are scanned",
-    "build_argv(compiler, source, program, text)": "builds.py: the compiler it looked up (cc or gcc, above)",
+    "build_argv(compiler, c_file, program, text, shortcut)": "cbuild.py: the compiler builds.py looked up (cc or gcc)",
+    "compiler": "cbuild.py: the same compiler, precompiling a reproducer's headers",
     "program": "guest.py's create_devices runs guest.device_commands() in batches: their programs are added below",
     "command": "virtiofsd.py: the C daemon, built by translate() from C_DAEMON (/usr/lib/qemu/virtiofsd)",
     "path": "virtiofsd.py: the virtiofsd candidates looked up by name (virtiofsd, in SERVED_BY)",
