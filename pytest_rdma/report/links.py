@@ -11,6 +11,7 @@ IBTA specification) is cited and not linked.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ PAGE = re.compile(r"(?P<page>[A-Za-z_][\w.-]*)\((?P<number>\d)\w*\)")
 # A page named twice in a row ("ibv_modify_qp(3) ibv_modify_qp(3) NOTES"): cited once.
 REPEATED_PAGE = re.compile(r"\b(?P<page>[A-Za-z_][\w.-]*\(\d\w*\))(?:\s*,?\s*(?P=page))+")
 KERNEL_VERSION = re.compile(r"^(\d+)\.(\d+)")
+# The functions of a citation's text are pure and see the same few hundred texts once per check:
+# each keeps its answers.
+MEMO = functools.lru_cache(maxsize=4096)
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Link:
     kind: str  # "man", "kernel", "ibta", "issue", ...
 
 
+@MEMO
 def cite(ref: str, section: str = "") -> str:
     """The text a source is cited by: its page once, then its sections."""
     section = section.strip()
@@ -41,6 +46,7 @@ def cite(ref: str, section: str = "") -> str:
     return once(f"{ref.strip()} {section}".strip())
 
 
+@MEMO
 def once(text: str) -> str:
     """`text` with a man page named twice in a row named once."""
     return REPEATED_PAGE.sub(lambda found: found.group("page"), text)
@@ -52,6 +58,7 @@ def anchor(section: str) -> str:
     return re.sub(r"\s+", "_", first)
 
 
+@MEMO
 def man_url(ref: str, section: str = "") -> str:
     """The man7.org URL of a page (and section), or "" for a page man7.org does not have."""
     page = PAGE.search(ref)
@@ -84,6 +91,7 @@ def source_link(source: Mapping[str, object], kernel: str = "") -> Link:
     return Link(name, "", kind)
 
 
+@MEMO
 def text_link(text: str, kind: str = "issue") -> Link:
     """A free-text reference (a waiver's link): a URL as it is, a man page section on man7.org."""
     text = text.strip()

@@ -24,34 +24,51 @@ Handler = Union[Callable[[int, Optional[FrameType]], object], int, None]
 
 
 class WholeChecks:
+    """Holds a Ctrl-C while a flag says so. The handler stays installed from the first hold to the end
+    of the session: swapping it in and out twice per check cost two sigaction calls and their enum
+    conversions per hold, a millisecond per check under TCG. Outside a hold it hands the signal on at
+    once to the handler it replaced, so Ctrl-C acts there as before."""
+
     def __init__(self) -> None:
-        self._previous: Handler = None  # the handler we replaced while holding; None when not holding
+        self._previous: Handler = None  # the handler ours replaced; None while ours is not installed
+        self._holding = False
         self._held = False
 
     def _hold(self) -> None:
-        if self._previous is not None or threading.current_thread() is not threading.main_thread():
-            return  # already holding; or not the main thread, which alone gets signals
-        self._held = False
-        self._previous = signal.signal(signal.SIGINT, self._on_ctrl_c)
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread gets signals (and may install a handler)
+        if signal.getsignal(signal.SIGINT) != self._on_ctrl_c:
+            # First hold, or something replaced ours since (a check may set its own): take it over again.
+            self._previous = signal.signal(signal.SIGINT, self._on_ctrl_c)
+        if not self._holding:
+            self._holding, self._held = True, False
 
     def _on_ctrl_c(self, signum: int, frame: FrameType | None) -> None:
-        if not self._held:
+        if not self._holding:
+            self._pass_on(signum, frame)  # not inside a check's end: as if ours were not there
+        elif not self._held:
             self._held = True
-            return
-        self._release()  # the second Ctrl-C: now
-        raise KeyboardInterrupt
+        else:
+            self._release()  # the second Ctrl-C: now
+            raise KeyboardInterrupt
+
+    def _pass_on(self, signum: int, frame: FrameType | None) -> None:
+        if callable(self._previous):
+            self._previous(signum, frame)
+        elif self._previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
 
     def _release(self, act: bool = True) -> None:
-        previous, self._previous = self._previous, None
-        if previous is None:
-            return
-        signal.signal(signal.SIGINT, previous)
-        held, self._held = self._held, False
-        if held and act:
-            if callable(previous):
-                previous(signal.SIGINT, None)
-            else:
-                raise KeyboardInterrupt
+        holding, held = self._holding, self._held
+        self._holding = self._held = False
+        if holding and held and act:
+            self._pass_on(signal.SIGINT, None)
+
+    def _uninstall(self) -> None:
+        if self._previous is not None and threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGINT) == self._on_ctrl_c:
+                signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
@@ -60,7 +77,7 @@ class WholeChecks:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
-        holding = self._previous is not None
+        holding = self._holding
         self._hold()
         try:
             return (yield)
@@ -71,3 +88,4 @@ class WholeChecks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
         self._release(act=False)  # a check that never reported its teardown: stop holding, quietly
+        self._uninstall()
