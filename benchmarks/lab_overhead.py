@@ -148,6 +148,10 @@ def pytest_step(
     if reports is not None:
         # Exactly the lab's reporters (cli.LAB_REPORTS, as pytest_rdma.lab.guest fills them in).
         argv += [arg.replace("{results}", str(reports)).replace("{scratch}", scratch) for arg in LAB_REPORTS]
+    else:
+        # No reporter, but the deviations' reproducers still go somewhere writable: by default they would
+        # go to the working directory, the host's checkout, read-only in the VM (a usage error).
+        argv.append(f"--rdma-reproducers={scratch}/reproducers")
     argv += [*extra, *selection]
     return {
         "name": name,
@@ -155,7 +159,7 @@ def pytest_step(
         "cwd": str(REPO),
         "console": console,
         "env": NO_CONFIRM if env is None else env,
-        "mkdirs": [str(reports), scratch] if reports else [],
+        "mkdirs": [str(reports), scratch] if reports else [scratch],
         "scratch": [scratch, str(reports)] if reports else None,
     }
 
@@ -236,13 +240,25 @@ def plan_steps(results: Path, repeat: int, profile: bool, scaling: bool = True) 
     # As the lab's runner: the first test of the first run is marked for the host's cold-start clock.
     lab_env = {"PYTEST_RDMA_LAB_MARKS": str(results)}
     # With the lab's default crash isolation (one xdist worker), as `pytest-rdma lab` runs.
+    # Each device with its peer, as the lab gives it (guest.peer_args): the two-device checks run too.
     steps = [
         pytest_step(
-            f"lab-{dev}", dev, suite, results / "lab" / dev, list(guest.CRASH_ISOLATION), console=True, env=lab_env
+            f"lab-{dev}",
+            dev,
+            suite,
+            results / "lab" / dev,
+            [*guest.CRASH_ISOLATION, *guest.peer_args([dev], [])],
+            console=True,
+            env=lab_env,
         )
         for dev in ("rxe0", "siw0")
     ]
-    steps += [pytest_step(f"suite-n{n}", "rxe0", suite, results / "xdist" / f"n{n}", ["-n", str(n)]) for n in (0, 2)]
+    steps += [
+        pytest_step(
+            f"suite-n{n}", "rxe0", suite, results / "xdist" / f"n{n}", ["-n", str(n), *guest.peer_args(["rxe0"], [])]
+        )
+        for n in (0, 2)
+    ]
     for index in range(1, repeat + 1):
         steps.append(
             pytest_step(f"checks-{index}", "rxe0", CHECKS, results / "overhead" / f"checks-{index}", ["-n", "0"])

@@ -278,12 +278,25 @@ def keep_scratch(scratch: Path, run_dir: Path) -> None:
     sequential write; the host unpacks it after the VM stops (`pytest_rdma.lab.unpack_scratch`).
     A VM killed mid-run loses these files; the JSON lines (written to the share as each check
     ends) are kept.
+
+    Packed by GNU tar where there is one: Python's tarfile spends about 8 ms per file under TCG
+    (a TarInfo, a passwd and a group lookup each), 11 s after a whole-catalogue run; tar packed
+    the same 537 files in 0.43 s against 4.17 s. tarfile remains the fallback.
     """
-    if not any(scratch.iterdir()):
+    entries = sorted(path.name for path in scratch.iterdir())
+    if not entries:
         return
-    with tarfile.open(run_dir / SCRATCH_TAR, "w") as tar:
-        for path in sorted(scratch.iterdir()):
-            tar.add(path, arcname=path.name)
+    target = run_dir / SCRATCH_TAR
+    tar = shutil.which("tar")
+    if tar is not None:
+        packed = subprocess.run(
+            [tar, "-cf", str(target), "-C", str(scratch), "--", *entries], capture_output=True, check=False
+        )
+        if packed.returncode == 0:
+            return
+    with tarfile.open(target, "w") as archive:
+        for name in entries:
+            archive.add(scratch / name, arcname=name)
 
 
 def main(plan_path: str) -> int:

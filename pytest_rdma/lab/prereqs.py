@@ -57,7 +57,8 @@ EXECUTABLES: dict[str, str] = {
     "rdma": "iproute2",
     "dmesg": "util-linux",
     "setpriv": "util-linux",  # the lab's run as nobody (lab/guest.py unprivileged_run)
-    # Building siw.ko (and the lab's kernel-warning module) out of tree; C reproducers.
+    # Building siw.ko (and the lab's kernel-warning module) out of tree; C reproducers; tar also packs
+    # each run's scratch in the VM (guest.keep_scratch).
     "tar": "tar",
     "xz": "xz-utils",
     "make": "make",

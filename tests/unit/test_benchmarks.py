@@ -78,6 +78,15 @@ def test_plan_uses_the_lab_reporters_and_existing_options(tmp_path: Path) -> Non
     assert steps[0]["env"] == {"PYTEST_RDMA_LAB_MARKS": str(tmp_path)}
     assert checks["env"] == lab_overhead.NO_CONFIRM
     assert set(lab_overhead.NO_CONFIRM) <= {option.env for option in OPTIONS}
+    # A run without reporters still names a writable place for reproducers: the default, the working
+    # directory, is the read-only checkout in the VM (both such runs ended in a usage error once).
+    for step in steps:
+        if step["name"].startswith("checks-noreports"):
+            assert any(arg.startswith("--rdma-reproducers=/tmp/") for arg in step["argv"]), step["name"]
+    # The whole-suite runs give each device its peer, as the lab does: the two-device checks run too.
+    for step in steps[:4]:
+        device = next(arg.split("=", 1)[1] for arg in step["argv"] if arg.startswith("--rdma-dev="))
+        assert f"--rdma-peer={device}p" in step["argv"], step["name"]
 
 
 def test_quick_plan_marks_its_first_run_for_the_cold_start(tmp_path: Path) -> None:

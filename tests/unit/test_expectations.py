@@ -323,6 +323,25 @@ def test_a_waiver_whose_check_was_left_out_of_the_run_is_not_stale() -> None:
     assert found["refused"] == []
 
 
+def test_the_whole_catalogue_is_asked_for_only_about_waivers_that_matched_nothing() -> None:
+    """Finding every check's id costs a second under TCG: a run whose waivers all match never asks."""
+    expectations = Expectations()
+    expectations.add(parse(STALE_AND_REFUSED, Path("rxe.toml")))
+    asked: list[list[str]] = []
+
+    def suite(patterns: list[str]) -> set[str]:
+        asked.append(patterns)
+        return {"test_ibv_demo[keeps-promise-other]", "test_ibv_demo[keeps-promise-unreached]"}
+
+    ran = [{"driver": "rxe", "stable_id": "test_ibv_demo[keeps-promise-other]", "outcome": "conforms", "identity": {}}]
+    found = review(expectations, ran, known=suite)
+    assert asked == [["test_ibv_demo[keeps-promise-gone]", "test_ibv_demo[keeps-promise-unreached]"]]
+    assert [w["pattern"] for w in found["stale"]] == ["test_ibv_demo[keeps-promise-gone]"]
+    every = [{**ran[0], "stable_id": w.pattern} for w in expectations.all()]
+    asked.clear()
+    assert review(expectations, every, known=suite)["stale"] == [] and asked == []
+
+
 def test_a_drafted_file_parses_and_holds_on_the_observation_it_drafted_from(tmp_path: Path) -> None:
     from pytest_rdma.report.waivers import draft
 

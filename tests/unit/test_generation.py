@@ -155,3 +155,19 @@ def test_an_extra_spec_that_names_no_verbs_is_a_usage_error(pytester: pytest.Pyt
     result = pytester.runpytest("--collect-only", "-q", "suites")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {says}"])
+
+
+def test_a_verb_is_expanded_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Collection and the end-of-run report both ask for a verb's cases; the kinds expand it once."""
+    import dataclasses
+
+    from pytest_rdma import generate
+
+    verb = dataclasses.replace(CATALOGUE[0])  # a verb object no earlier test expanded
+    expanded: list[str] = []
+    monkeypatch.setattr(generate, "_expand", lambda v: expanded.append(v.name) or [f"case of {v.name}"])
+    first = expand(verb)
+    first.append("changed by a caller")
+    assert expand(verb) == [f"case of {verb.name}"] and expanded == [verb.name]
+    # Another verb object, even one equal to it, is expanded for itself.
+    assert expand(dataclasses.replace(verb)) == [f"case of {verb.name}"] and len(expanded) == 2

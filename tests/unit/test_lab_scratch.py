@@ -32,3 +32,34 @@ def test_allure_goes_to_scratch_and_json_lines_to_the_share() -> None:
     # The JSON lines must be on the share as each check ends: they are what an interrupted run keeps.
     assert "--rdma-json={results}/results.json" in LAB_REPORTS
     assert "--rdma-allure={scratch}/allure" in LAB_REPORTS
+
+
+def test_without_gnu_tar_python_packs_the_same(tmp_path: Path, monkeypatch) -> None:
+    """GNU tar packs the scratch (tarfile costs seconds per run under TCG); without it, tarfile does."""
+    import shutil
+
+    from pytest_rdma.lab import guest
+
+    assert shutil.which("tar") is not None  # this host has GNU tar: the first pass uses it
+    packed: dict[str, list[str]] = {}
+    for how in ("tar", "tarfile"):
+        if how == "tarfile":
+            monkeypatch.setattr(guest.shutil, "which", lambda name: None)
+        scratch, results = tmp_path / how / "scratch", tmp_path / how / "results"
+        (scratch / "allure").mkdir(parents=True)
+        (scratch / "allure" / "1-result.json").write_text("{}")
+        (scratch / "allure" / "1-attachment.c").write_text("int main(void) { return 0; }\n")
+        (results / "rxe0").mkdir(parents=True)
+        keep_scratch(scratch, results / "rxe0")
+        unpack_scratch(results)
+        packed[how] = sorted(p.relative_to(results).as_posix() for p in results.rglob("*"))
+    assert (
+        packed["tar"]
+        == packed["tarfile"]
+        == [
+            "rxe0",
+            "rxe0/allure",
+            "rxe0/allure/1-attachment.c",
+            "rxe0/allure/1-result.json",
+        ]
+    )
