@@ -247,24 +247,82 @@ def process_counts(pid: int | None = None, devices: Collection[str] | None = Non
     The kernel dumps objects one device at a time (it wants the device index), so this costs
     one dump per device and kind. `devices` limits it to those names.
     """
-    pid = os.getpid() if pid is None else pid
-    counts: dict[str, dict[str, int]] = {}
-    with _open() as sock:
-        listing = _exchange(sock, RDMA_NLDEV_CMD_GET, seq=1)
-        seq = 1
-        for attrs in listing:
-            if ATTR_DEV_NAME not in attrs or len(attrs.get(ATTR_DEV_INDEX, b"")) < 4:
-                continue
-            name = _text(attrs[ATTR_DEV_NAME])
+    counter = ProcessCounter(pid)
+    try:
+        return counter(devices)
+    finally:
+        counter.close()
+
+
+class ProcessCounter:
+    """process_counts() for a caller that reads again and again: the leak guard reads after every check.
+
+    It keeps one socket and the devices' indexes from its first listing, so a read is one dump per
+    kind instead of a socket, a listing of every device and the dumps (under TCG the listing and the
+    socket were a fifth of the guard's cost). A device named that the listing lacks, or a dump the
+    kernel refuses (a device gone and made again has a new index), lists the devices again and
+    reads once more; a kind the kernel still refuses right after a listing has no dump on this
+    kernel (ctx and srq came late) and is not asked for again.
+    """
+
+    def __init__(self, pid: int | None = None) -> None:
+        self.pid = os.getpid() if pid is None else pid
+        self._sock: socket.socket | None = None
+        self._owner = 0  # the process that opened the socket: a forked child opens its own
+        self._indexes: dict[str, bytes] | None = None  # device name -> its ATTR_DEV_INDEX attribute
+        self._no_dump: set[tuple[str, str]] = set()
+        self._seq = 0
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+        self._sock, self._indexes = None, None
+
+    def __call__(self, devices: Collection[str] | None = None) -> dict[str, dict[str, int]]:
+        try:
+            return self._read(devices, fresh=self._indexes is None)
+        except _Stale:
+            self.close()
+            return self._read(devices, fresh=True)
+
+    def _read(self, devices: Collection[str] | None, fresh: bool) -> dict[str, dict[str, int]]:
+        if self._sock is None or self._owner != os.getpid():
+            self._sock, self._owner, self._indexes = _open(), os.getpid(), None
+            fresh = True
+        if self._indexes is None:
+            self._indexes = self._listing()
+        elif devices is not None and not set(devices) <= set(self._indexes):
+            raise _Stale  # a device made since the listing (or none by that name: the new listing says)
+        counts: dict[str, dict[str, int]] = {}
+        for name, index in self._indexes.items():
             if devices is not None and name not in devices:
                 continue
-            index = _attr(ATTR_DEV_INDEX, attrs[ATTR_DEV_INDEX][:4])
             per_device = counts.setdefault(name, {})
             for kind, (command, table, entry) in OBJECT_DUMPS.items():
-                seq += 1
+                if (name, kind) in self._no_dump:
+                    continue
                 try:
-                    replies = _exchange(sock, command, index, seq=seq)
+                    replies = _exchange(self._sock, command, index, seq=self._next())
                 except NetlinkUnavailable:
-                    continue  # an older kernel without this kind's dump (ctx and srq came late)
-                per_device[kind] = owned_by(replies, table, entry, pid)
-    return counts
+                    if not fresh:
+                        raise _Stale from None
+                    self._no_dump.add((name, kind))
+                    continue
+                per_device[kind] = owned_by(replies, table, entry, self.pid)
+        return counts
+
+    def _listing(self) -> dict[str, bytes]:
+        assert self._sock is not None
+        indexes: dict[str, bytes] = {}
+        for attrs in _exchange(self._sock, RDMA_NLDEV_CMD_GET, seq=self._next()):
+            if ATTR_DEV_NAME in attrs and len(attrs.get(ATTR_DEV_INDEX, b"")) >= 4:
+                indexes[_text(attrs[ATTR_DEV_NAME])] = _attr(ATTR_DEV_INDEX, attrs[ATTR_DEV_INDEX][:4])
+        return indexes
+
+    def _next(self) -> int:
+        self._seq += 1
+        return self._seq
+
+
+class _Stale(Exception):
+    """The kept listing no longer fits the devices: list them again."""

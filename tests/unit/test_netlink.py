@@ -74,3 +74,78 @@ def test_an_error_answer_raises_with_its_reason() -> None:
 def test_every_summary_kind_the_leak_guard_reports_has_a_per_object_dump() -> None:
     # The names match the summary's (pd, cq, qp, mr, ctx, cm_id, srq), so reports read the same.
     assert set(nl.OBJECT_DUMPS) == {"pd", "cq", "qp", "mr", "ctx", "cm_id", "srq"}
+
+
+class FakeSocket:
+    def close(self) -> None:
+        pass
+
+
+class FakeKernel:
+    """nldev as ProcessCounter sees it: a device listing and one dump per kind, answered by index."""
+
+    def __init__(self) -> None:
+        self.devices = {"rxe0": 1, "siw0": 2}
+        self.held = {("rxe0", "qp"): 2}  # objects of this process
+        self.no_dump = {"srq"}  # kinds this kernel has no dump for
+        self.asked: list[str] = []
+        self.sockets = 0
+
+    def open(self) -> FakeSocket:
+        self.sockets += 1
+        return FakeSocket()
+
+    def exchange(self, sock: object, command: int, payload: bytes = b"", dump: bool = True, seq: int = 1):
+        if command == nl.RDMA_NLDEV_CMD_GET:
+            self.asked.append("listing")
+            return [
+                {nl.ATTR_DEV_NAME: name.encode() + b"\0", nl.ATTR_DEV_INDEX: u32(0, index)[4:]}
+                for name, index in self.devices.items()
+            ]
+        index = struct.unpack_from("I", payload, 4)[0]
+        kind = next(k for k, (cmd, _, _) in nl.OBJECT_DUMPS.items() if cmd == command)
+        name = next((n for n, i in self.devices.items() if i == index), None)
+        self.asked.append(kind)
+        if name is None or kind in self.no_dump:
+            raise nl.NetlinkUnavailable("RDMA netlink refused the request: No such device")
+        _, table, entry = nl.OBJECT_DUMPS[kind]
+        entries = b"".join(nl._attr(entry, u32(nl.ATTR_RES_PID, OURS)) for _ in range(self.held.get((name, kind), 0)))
+        return [{table: entries}]
+
+
+@pytest.fixture
+def kernel(monkeypatch: pytest.MonkeyPatch) -> FakeKernel:
+    fake = FakeKernel()
+    monkeypatch.setattr(nl, "_open", fake.open)
+    monkeypatch.setattr(nl, "_exchange", fake.exchange)
+    return fake
+
+
+def test_a_kept_counter_lists_the_devices_once_and_then_only_dumps(kernel: FakeKernel) -> None:
+    counter = nl.ProcessCounter(OURS)
+    assert counter(("rxe0",))["rxe0"]["qp"] == 2
+    assert kernel.asked[0] == "listing" and "srq" in kernel.asked
+    kernel.asked.clear()
+    kernel.held[("rxe0", "qp")] = 3
+    assert counter(("rxe0",))["rxe0"]["qp"] == 3
+    # No listing, no second socket, and no more asking for the kind this kernel cannot dump.
+    assert kernel.asked == [k for k in nl.OBJECT_DUMPS if k != "srq"] and kernel.sockets == 1
+    assert "srq" not in counter(("rxe0",))["rxe0"]
+
+
+def test_a_device_made_again_is_found_by_its_new_index(kernel: FakeKernel) -> None:
+    counter = nl.ProcessCounter(OURS)
+    counter(("rxe0",))
+    kernel.devices["rxe0"] = 7  # removed and created again: a new index
+    kernel.asked.clear()
+    assert counter(("rxe0",))["rxe0"]["qp"] == 2
+    assert kernel.asked.count("listing") == 1 and kernel.sockets == 2
+
+
+def test_a_device_the_kept_listing_lacks_is_looked_up_again(kernel: FakeKernel) -> None:
+    counter = nl.ProcessCounter(OURS)
+    counter(("rxe0",))
+    kernel.devices["rxe1"] = 3
+    kernel.held[("rxe1", "pd")] = 1
+    assert counter(("rxe1",)) == {"rxe1": {**{k: 0 for k in nl.OBJECT_DUMPS if k != "srq"}, "pd": 1}}
+    assert counter(("nosuch",)) == {}  # a device no listing has: nothing, as process_counts() says
