@@ -23,7 +23,6 @@ on every check reads its own start again (and the run says so once).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Generator
 from typing import Callable
 
@@ -73,15 +72,13 @@ def leaked(start: Counts, end: Counts, shared: Counts, device: str) -> dict[str,
     return {kind: n for kind in sorted(set(window) | set(owed)) if (n := window.get(kind, 0) - owed.get(kind, 0)) > 0}
 
 
-_counter: netlink.ProcessCounter | None = None
+# One counter for the process: its socket and the devices' indexes are kept between reads; it counts
+# the objects of whichever process reads (a forked child opens its own socket).
+_OWN = netlink.ProcessCounter()
 
 
 def own_counts(devices: Collection[str]) -> Counts:
-    """This process's counts, through one counter kept for the process (its socket and device indexes)."""
-    global _counter
-    if _counter is None or _counter.pid != os.getpid():
-        _counter = netlink.ProcessCounter()
-    return _counter(devices)
+    return _OWN(devices)
 
 
 class LeakGuard(AfterTeardown):

@@ -88,10 +88,13 @@ def has_pvh_entry(elf: bytes) -> bool:
         return False
     (phoff,) = struct.unpack_from("<Q", elf, 0x20)
     phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
-    for index in range(phnum):
-        kind, _flags, offset, _vaddr, _paddr, size = struct.unpack_from("<IIQQQQ", elf, phoff + index * phentsize)
-        if kind == PT_NOTE and _note_in(elf[offset : offset + size]):
-            return True
+    try:
+        for index in range(phnum):
+            kind, _flags, offset, _vaddr, _paddr, size = struct.unpack_from("<IIQQQQ", elf, phoff + index * phentsize)
+            if kind == PT_NOTE and _note_in(elf[offset : offset + size]):
+                return True
+    except struct.error:
+        return False  # program headers past the file's end: a truncated kernel, booted as the bzImage
     return False
 
 

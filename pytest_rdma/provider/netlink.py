@@ -266,7 +266,7 @@ class ProcessCounter:
     """
 
     def __init__(self, pid: int | None = None) -> None:
-        self.pid = os.getpid() if pid is None else pid
+        self._pid = pid  # None: whichever process reads (a forked child counts its own objects)
         self._sock: socket.socket | None = None
         self._owner = 0  # the process that opened the socket: a forked child opens its own
         self._indexes: dict[str, bytes] | None = None  # device name -> its ATTR_DEV_INDEX attribute
@@ -278,17 +278,21 @@ class ProcessCounter:
             self._sock.close()
         self._sock, self._indexes = None, None
 
+    @property
+    def pid(self) -> int:
+        return os.getpid() if self._pid is None else self._pid
+
     def __call__(self, devices: Collection[str] | None = None) -> dict[str, dict[str, int]]:
         try:
-            return self._read(devices, fresh=self._indexes is None)
+            return self._read(devices)
         except _Stale:
             self.close()
-            return self._read(devices, fresh=True)
+            return self._read(devices)
 
-    def _read(self, devices: Collection[str] | None, fresh: bool) -> dict[str, dict[str, int]]:
+    def _read(self, devices: Collection[str] | None) -> dict[str, dict[str, int]]:
         if self._sock is None or self._owner != os.getpid():
             self._sock, self._owner, self._indexes = _open(), os.getpid(), None
-            fresh = True
+        fresh = self._indexes is None  # this read lists the devices: a refused dump is then the kernel's answer
         if self._indexes is None:
             self._indexes = self._listing()
         elif devices is not None and not set(devices) <= set(self._indexes):

@@ -75,8 +75,9 @@ def test_a_reinstalled_kernel_of_the_same_release_replaces_the_old_unpacking(tmp
         (bzimage(lzma.compress(elf()), protocol=0x0206), "names no payload"),
         (b"MZ" + bytes(2000), "not a bzImage"),
         (bzimage(b"\xfd7zXZ\x00" + b"truncated"), "does not decompress"),
+        (bzimage(lzma.compress(elf()[:80])), "no PVH entry point"),
     ],
-    ids=["other-note", "other-owner", "zstd", "old-protocol", "not-bzimage", "corrupt"],
+    ids=["other-note", "other-owner", "zstd", "old-protocol", "not-bzimage", "corrupt", "truncated-elf"],
 )
 def test_an_image_it_cannot_unpack_says_why(tmp_path: Path, data: bytes, why: str) -> None:
     with pytest.raises(boot_image.NotUnpackable, match=why):
