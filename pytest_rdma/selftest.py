@@ -104,7 +104,14 @@ def main(argv: list[str]) -> int:
         from pytest_rdma.lab import prereqs
 
         wanted = tuple(name for name in SELFTEST_EXECUTABLES if name != "debootstrap" or not options.no_fresh)
-        prereqs.apt_install(prereqs.packages_for_missing(wanted))
+        # The host tests compile reproducers against libibverbs-dev and call libibverbs through ctypes:
+        # on a fresh machine the lab's packages must be there before step 1, not only before step 2
+        # (a fresh CI machine failed 8 host tests with 'not built' and skipped 225 for want of them).
+        prereqs.apt_install(
+            list(
+                dict.fromkeys([*prereqs.missing_packages(prereqs.BASE_PACKAGES), *prereqs.packages_for_missing(wanted)])
+            )
+        )
     steps: list[Step] = []
 
     print(f"selftest: 1/{count} host tests (tests/unit)", flush=True)

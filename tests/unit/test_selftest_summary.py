@@ -61,3 +61,22 @@ def test_a_long_list_of_failures_is_cut_with_a_count(tmp_path: Path) -> None:
     lines = summary([Step("host tests", 1, junit)])
     assert len(lines) == 1 + SHOWN_FAILURES + 1
     assert lines[-1] == "selftest: host tests failed: ... and 3 more failed (see the step's output above)"
+
+
+def test_the_lab_packages_are_installed_before_the_host_tests(monkeypatch, tmp_path: Path) -> None:
+    """The host tests build reproducers and load libibverbs: on a fresh machine (nothing installed), the
+    lab's packages are asked for before step 1 runs, not first by the lab in step 2."""
+    from pytest_rdma import selftest
+    from pytest_rdma.lab import prereqs
+
+    events: list[tuple[str, object]] = []
+    monkeypatch.setattr(prereqs, "missing_packages", lambda packages: list(packages))  # a machine with nothing
+    monkeypatch.setattr(prereqs, "packages_for_missing", lambda names: [])
+    monkeypatch.setattr(prereqs, "apt_install", lambda packages, *a, **k: events.append(("apt", tuple(packages))))
+    monkeypatch.setattr(selftest, "_pytest", lambda directory, *a, **k: events.append(("pytest", directory)) or 0)
+    monkeypatch.setattr(selftest.lab, "run", lambda *a, **k: events.append(("lab", None)) or 0)
+
+    assert selftest.main(["--no-fresh", "--results", str(tmp_path)]) == 0
+    first_test = events.index(("pytest", "unit"))
+    asked = {package for kind, packages in events[:first_test] if kind == "apt" for package in packages}
+    assert set(prereqs.BASE_PACKAGES) <= asked
