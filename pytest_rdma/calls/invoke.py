@@ -23,7 +23,7 @@ from pytest_rdma.calls.record import Call, CValue, Handle, Readback, Resolved, R
 from pytest_rdma.calls.values import Scope, number, resolve
 from pytest_rdma.cases import substitute
 from pytest_rdma.catalogue.model import RETURNS_POINTER, Value, Verb
-from pytest_rdma.ibv import lib, mirrors, rdmacm
+from pytest_rdma.ibv import binding, mirrors, rdmacm
 
 _OWNERS: dict[tuple[int, str], str] = {}
 
@@ -182,8 +182,8 @@ class Calls:
         counts = {p.name: _count(resolved.get(p.count)) for p in verb.params if p.count}
         marshalled = marshal([(p.name, p.ctype, p.direction, counts.get(p.name)) for p in verb.params], resolved)
         # Only a header inline (a mirror) calls through a provider op; its object may be freed by the call.
-        context = context_of(resolved) if verb.name in mirrors.MIRRORS else 0
-        raw = (rdmacm.call if verb.family == "rdmacm" else lib.call)(verb.name, *marshalled.cargs)
+        context = context_of(resolved) if verb.name in binding.MIRRORS else 0
+        raw = (rdmacm.call if verb.family == "rdmacm" else binding.call)(verb.name, *marshalled.cargs)
         judged = judge(verb.returns, raw.value, raw.errno)
         outs = {name: _read_out(verb, name, obj, marshalled) for name, obj in marshalled.outs.items()}
         result = self._result(verb, raw.value, judged.ok)

@@ -17,12 +17,13 @@ Modules, one role each:
 - ``enums``: every enum and needed #define of the installed verbs.h, as data.
 - ``cdecl``: C prototypes written as text, turned into ctypes types (and checked by gcc in tests).
 - ``abi``: ctypes Structure/Union classes named and laid out as in verbs.h.
-- ``lib``: the library, the table of documented verbs, and ``call(name, *args) -> Raw`` whose
-  ``route`` says who answered: "libibverbs" (an exported function), "provider:<op>" (an op
-  pointer, as the header's inline calls it) or "libibverbs:<reason>" (the inline itself).
+- ``lib``: the library and the table of its exported, documented verbs.
 - ``mirrors`` (tables: op pointers called unchecked or after verbs_get_ctx_op) and
   ``mirrors_special`` (the inlines that check or route first): Python transcriptions of the
-  header's inline verbs and macros, which ``lib.call`` runs.
+  header's inline verbs and macros.
+- ``binding``: ``call(name, *args) -> Raw``, the one entry point, whose ``route`` says who
+  answered: "libibverbs" (an exported function), "provider:<op>" (an op pointer, as the header's
+  inline calls it) or "libibverbs:<reason>" (the inline itself).
 - ``rdmacm`` and ``rdmacm_abi``: a minimal binding of librdmacm.so.1 for RC connections through
   rdma_cm, which iWARP (siw) needs.
 

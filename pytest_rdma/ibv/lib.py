@@ -1,10 +1,8 @@
-"""libibverbs.so.1 through ctypes: the table of exported verbs and ``call()``, the one entry point.
+"""libibverbs.so.1 through ctypes: the table of exported verbs and how a C value crosses into them.
 
-``call(name, *args)`` runs a documented verb the way a C program compiled against the installed
-verbs.h would: an exported function of the library directly, and a ``static inline`` verb (or
-macro) through its transcription in pytest_rdma.ibv.mirrors. It returns the C value untouched
-(an int with its sign; a pointer as an int, or None for NULL; bytes for ``char *``), errno as it
-stood right after the call (set to 0 just before it), and the route: who answered.
+The one entry point for a documented verb is ``pytest_rdma.ibv.binding.call``, which runs an
+exported function from here and a ``static inline`` verb through its transcription in
+``mirrors``; both build on this module, which imports neither.
 
 Arguments: ints for integers; for pointers an int address, None, a ctypes Structure/Union/Array
 (passed by reference, as C passes ``&attr``), a ctypes pointer, ``ctypes.byref(x)`` (without
@@ -22,7 +20,7 @@ from typing import Any, Optional
 from pytest_rdma.ibv import cdecl
 
 LIBRARY = "libibverbs.so.1"
-ROUTE_LIBRARY = "libibverbs"
+ROUTE_LIBRARY = "libibverbs"  # the route of an exported function
 
 
 @dataclass(frozen=True)
@@ -174,21 +172,6 @@ def c_args(argtypes: tuple[Any, ...], args: tuple[Any, ...], verb: str) -> list[
 def c_call(name: str, *args: Any) -> Any:
     """Call the exported function `name`; the C value only (errno is left as the call left it)."""
     return function(name)(*c_args(signature(name).argtypes, args, name))
-
-
-def call(name: str, *args: Any) -> Raw:
-    """Run the documented verb `name` as a C program would, and say who answered."""
-    # Imported here: mirrors builds on this module (c_call, Raw), so it cannot be imported above.
-    from pytest_rdma.ibv.mirrors import MIRRORS
-
-    if name not in MIRRORS and name not in EXPORTED:
-        raise KeyError(f"{name} is not a verb of this binding (see EXPORTED and mirrors.MIRRORS)")
-    ctypes.set_errno(0)
-    if name in MIRRORS:
-        value, route = MIRRORS[name](*args)
-    else:
-        value, route = c_call(name, *args), ROUTE_LIBRARY
-    return Raw(value, ctypes.get_errno(), route)
 
 
 class _DlInfo(ctypes.Structure):

@@ -3,7 +3,7 @@
 A C program never calls these in libibverbs: the header's code is compiled into it. To observe
 a provider as such a program does, each one is repeated here step for step: the same op pointer,
 the same checks in the same order, the same errno or return value where the header answers by
-itself. Each mirror returns (C value, route); lib.call adds errno.
+itself. Each mirror returns (C value, route); binding.call adds errno.
 
 Most follow four patterns, kept as tables:
 
@@ -261,7 +261,3 @@ def op_owner(context: Any, op: str) -> Optional[str]:
         return owner(getattr(abi.verbs_context.from_address(vctx), op))
     # An op of the object itself (ibv_cq_ex.start_poll) is in neither table: its owner is not looked up.
     return owner(getattr(abi.ibv_context.from_address(ctx).ops, op, None))
-
-
-# The mirrors that check or route before calling: imported for their registrations.
-from pytest_rdma.ibv import mirrors_special  # noqa: E402, F401

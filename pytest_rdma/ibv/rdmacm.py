@@ -1,8 +1,8 @@
 """A minimal ctypes binding of librdmacm.so.1: enough for an RC connection through rdma_cm.
 
 iWARP providers (siw) connect QPs only through the connection manager, so checks of their data
-path need it. ``call(name, *args)`` works as pytest_rdma.ibv.lib.call does (Raw value, errno,
-route "librdmacm"); QPs, CQs and PDs made here are ordinary verbs objects for lib.call.
+path need it. ``call(name, *args)`` works as pytest_rdma.ibv.binding.call does (Raw value, errno,
+route "librdmacm"); QPs, CQs and PDs made here are ordinary verbs objects for binding.call.
 rdma_get_local_addr/rdma_get_peer_addr are inlines of rdma_cma.h: pointer arithmetic, mirrored.
 """
 
@@ -75,7 +75,7 @@ def function(name: str) -> Any:
 
 
 def call(name: str, *args: Any) -> Raw:
-    """Run the librdmacm function `name` (or mirror an inline): value, errno and route, as lib.call."""
+    """Run the librdmacm function `name` (or mirror an inline): value, errno and route, as binding.call."""
     ctypes.set_errno(0)
     if name in _ADDR_OFFSETS:
         (cm_id,) = args

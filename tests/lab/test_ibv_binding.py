@@ -1,4 +1,4 @@
-"""pytest_rdma.ibv on a real provider, through lib.call() only: run in the lab on rxe0 and siw0.
+"""pytest_rdma.ibv on a real provider, through binding.call() only: run in the lab on rxe0 and siw0.
 
     ./pytest-rdma lab --dev rxe0 --dev siw0 -- tests/lab/test_ibv_binding.py -p no:xdist
 
@@ -20,10 +20,10 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_rdma.ibv import abi, lib, mirrors
+from pytest_rdma.ibv import abi, binding, lib, mirrors
 from pytest_rdma.ibv.enums import VALUES as V
 
-call = lib.call
+call = binding.call
 PORT = 1
 LIBIBVERBS = "libibverbs.so.1"
 

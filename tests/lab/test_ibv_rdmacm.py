@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_rdma.ibv import abi, lib, rdmacm
+from pytest_rdma.ibv import abi, binding, lib, rdmacm
 from pytest_rdma.ibv.enums import VALUES as V
 from pytest_rdma.ibv.rdmacm_abi import VALUES as CM
 from pytest_rdma.ibv.rdmacm_abi import rdma_cm_event, rdma_cm_id, rdma_conn_param, rdma_event_channel
@@ -92,7 +92,7 @@ def _poll_one(cq: int) -> abi.ibv_wc:
     wc = abi.ibv_wc()
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
-        raw = lib.call("ibv_poll_cq", cq, 1, wc)
+        raw = binding.call("ibv_poll_cq", cq, 1, wc)
         assert raw.value >= 0, raw
         if raw.value == 1:
             return wc
@@ -130,9 +130,9 @@ def test_rc_connection_through_rdma_cm_moves_one_send(device: str, address: str)
         dev = abi.ibv_device.from_address(abi.ibv_context.from_address(verbs).device)
         assert dev.name.decode() == device
 
-        pd = later(lib.call, "ibv_dealloc_pd", made(lib.call("ibv_alloc_pd", verbs), "ibv_alloc_pd"))
+        pd = later(binding.call, "ibv_dealloc_pd", made(binding.call("ibv_alloc_pd", verbs), "ibv_alloc_pd"))
         cqs = [
-            later(lib.call, "ibv_destroy_cq", made(lib.call("ibv_create_cq", verbs, 8, None, None, 0), "cq"))
+            later(binding.call, "ibv_destroy_cq", made(binding.call("ibv_create_cq", verbs, 8, None, None, 0), "cq"))
             for _ in range(2)
         ]
         message = b"over rdma_cm"
@@ -140,7 +140,7 @@ def test_rc_connection_through_rdma_cm_moves_one_send(device: str, address: str)
         access = V["IBV_ACCESS_LOCAL_WRITE"]
         mrs = [
             abi.ibv_mr.from_address(
-                later(lib.call, "ibv_dereg_mr", made(lib.call("ibv_reg_mr", pd, buf, 64, access), "mr"))
+                later(binding.call, "ibv_dereg_mr", made(binding.call("ibv_reg_mr", pd, buf, 64, access), "mr"))
             )
             for buf in (src, dst_buf)
         ]
@@ -165,7 +165,7 @@ def test_rc_connection_through_rdma_cm_moves_one_send(device: str, address: str)
         recv_wr = abi.ibv_recv_wr(wr_id=2, sg_list=ctypes.addressof(recv_sge), num_sge=1)
         bad = ctypes.c_void_p()
         server_qp = rdma_cm_id.from_address(server).qp
-        ok(lib.call("ibv_post_recv", server_qp, recv_wr, ctypes.byref(bad)), "ibv_post_recv")
+        ok(binding.call("ibv_post_recv", server_qp, recv_wr, ctypes.byref(bad)), "ibv_post_recv")
         ok(rdmacm.call("rdma_accept", server, params), "rdma_accept")
         established = {events.next("RDMA_CM_EVENT_ESTABLISHED") for _ in range(2)}
         assert established == {client.value, server}
@@ -174,7 +174,7 @@ def test_rc_connection_through_rdma_cm_moves_one_send(device: str, address: str)
         send_wr = abi.ibv_send_wr(wr_id=1, sg_list=ctypes.addressof(send_sge), num_sge=1)
         send_wr.opcode, send_wr.send_flags = V["IBV_WR_SEND"], V["IBV_SEND_SIGNALED"]
         client_qp = rdma_cm_id.from_address(client.value).qp
-        raw = lib.call("ibv_post_send", client_qp, send_wr, ctypes.byref(bad))
+        raw = binding.call("ibv_post_send", client_qp, send_wr, ctypes.byref(bad))
         assert raw == lib.Raw(0, 0, "provider:post_send"), raw
         sent, received = _poll_one(cqs[0]), _poll_one(cqs[1])
         assert (sent.status, sent.opcode) == (V["IBV_WC_SUCCESS"], V["IBV_WC_SEND"])

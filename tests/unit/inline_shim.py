@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from pytest_rdma.ibv import abi, cdecl, lib, mirrors
+from pytest_rdma.ibv import abi, binding, cdecl, mirrors
 
 BUFFER = 4096  # every fake object and argument buffer; larger than any verbs struct
 INT_RETURN = 7
@@ -137,6 +137,6 @@ def run_both(world: World, shim: ctypes.CDLL, verb: str, args: tuple[Any, ...]) 
     header = Outcome(value, ctypes.get_errno(), tuple(world.calls), tuple(world.snapshot()))
     world.restore(start)
     world.calls.clear()
-    raw = lib.call(verb, *args)
+    raw = binding.call(verb, *args)
     mirror = Outcome(raw.value, raw.errno, tuple(world.calls), tuple(world.snapshot()))
     return header, mirror

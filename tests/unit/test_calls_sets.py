@@ -11,7 +11,7 @@ from pytest_rdma.calls import invoke
 from pytest_rdma.calls.record import Handle
 from pytest_rdma.calls.render import c_program, python_script, step_line
 from pytest_rdma.catalogue.model import RETURNS_VOID, Param, Verb
-from pytest_rdma.ibv import abi, lib
+from pytest_rdma.ibv import abi, binding, lib
 
 SEND = Verb(
     "ibv_wr_send",
@@ -32,7 +32,7 @@ def test_a_field_is_written_before_the_call_and_recorded(monkeypatch: pytest.Mon
         seen.update(wr_id=qpx.wr_id, wr_flags=qpx.wr_flags)  # what the builder reads
         return lib.Raw(None, 0, "provider:wr_send")
 
-    monkeypatch.setattr(lib, "call", fake_call)
+    monkeypatch.setattr(binding, "call", fake_call)
     calls = invoke.Calls({"ibv_wr_send": SEND}, None)  # type: ignore[arg-type]
     call = calls.invoke("ibv_wr_send", {"qp": handle}, sets={"qp.wr_id": 0x5E7D, "qp.wr_flags": "IBV_SEND_SIGNALED"})
     assert seen == {"wr_id": 0x5E7D, "wr_flags": 2}

@@ -21,7 +21,7 @@ import c_layout
 import inline_shim
 import pytest
 
-from pytest_rdma.ibv import abi, cdecl, lib, mirrors
+from pytest_rdma.ibv import abi, binding, cdecl, lib, mirrors
 
 MAN3 = Path("/usr/share/man/man3")
 VERBS_H = Path("/usr/include/infiniband/verbs.h")
@@ -47,7 +47,7 @@ def test_every_exported_entry_is_a_symbol_of_the_library() -> None:
 
 
 def test_every_mirror_is_an_inline_of_the_header_not_a_symbol() -> None:
-    exported = {name for name in mirrors.MIRRORS if _exported(name)}
+    exported = {name for name in binding.MIRRORS if _exported(name)}
     assert exported == MACROS
 
 
@@ -55,8 +55,8 @@ def test_loading_needs_no_device_and_spawns_nothing() -> None:
     # find_library would run gcc/ldconfig; no device is needed to load or to call a string helper.
     code = (
         "import sys\n"
-        "from pytest_rdma.ibv import lib\n"
-        "print(lib.call('ibv_node_type_str', 1).value.decode())\n"
+        "from pytest_rdma.ibv import binding\n"
+        "print(binding.call('ibv_node_type_str', 1).value.decode())\n"
         "print('ctypes.util' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -79,7 +79,7 @@ def _documented() -> dict[str, str]:
 def test_every_documented_verb_is_bound_or_said_why_not() -> None:
     documented = _documented()
     assert len([p for p in MAN3.glob("ibv_*.3.gz")]) >= 125
-    bound = set(lib.EXPORTED) | set(mirrors.MIRRORS)
+    bound = set(lib.EXPORTED) | set(binding.MIRRORS)
     loose = {name: page for name, page in documented.items() if name not in bound and name not in lib.NOT_CALLABLE}
     assert not loose, f"documented but neither bound nor in lib.NOT_CALLABLE: {loose}"
     stale = set(lib.NOT_CALLABLE) - set(documented)
@@ -87,11 +87,11 @@ def test_every_documented_verb_is_bound_or_said_why_not() -> None:
 
 
 def test_every_mirror_and_export_has_a_route() -> None:
-    assert set(mirrors.MIRRORS) == set(mirrors.INLINE)
-    assert lib.call("ibv_inc_rkey", 0x123456FF) == lib.Raw(0x12345600, 0, "libibverbs:inline")
-    assert lib.call("ibv_rate_to_mbps", 3) == lib.Raw(10000, 0, "libibverbs")
+    assert set(binding.MIRRORS) == set(mirrors.INLINE)
+    assert binding.call("ibv_inc_rkey", 0x123456FF) == lib.Raw(0x12345600, 0, "libibverbs:inline")
+    assert binding.call("ibv_rate_to_mbps", 3) == lib.Raw(10000, 0, "libibverbs")
     with pytest.raises(KeyError):
-        lib.call("ibv_no_such_verb")
+        binding.call("ibv_no_such_verb")
 
 
 @needs_gcc
@@ -128,7 +128,7 @@ _PRESENT_ONLY = {"ibv_query_device_ex", "ibv_query_port", "ibv_close_xrcd"}
 
 def _cases() -> list[tuple[str, str]]:
     cases: list[tuple[str, str]] = []
-    for verb in sorted(mirrors.MIRRORS):
+    for verb in sorted(binding.MIRRORS):
         if verb in _EXPORTED_ROUTES:
             continue
         extended = verb in mirrors.EXTENDED_OPS or verb in _SPECIAL_OPS
@@ -147,7 +147,7 @@ def _cases() -> list[tuple[str, str]]:
 def shim(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     if shutil.which("gcc") is None or not VERBS_H.exists():
         pytest.skip("gcc and libibverbs-dev are needed to compile the header's inlines")
-    names = [verb for verb in mirrors.MIRRORS if verb not in _EXPORTED_ROUTES]
+    names = [verb for verb in binding.MIRRORS if verb not in _EXPORTED_ROUTES]
     return inline_shim.build_shim(names, tmp_path_factory.mktemp("shim"))
 
 
@@ -202,20 +202,20 @@ def test_the_differential_cases_cover_the_routes() -> None:
 def test_route_names_the_reason_the_header_answered(shim: ctypes.CDLL) -> None:
     world = inline_shim.World()
     args = inline_shim.arguments(world, "ibv_create_cq_ex")
-    raw = lib.call("ibv_create_cq_ex", *args)
+    raw = binding.call("ibv_create_cq_ex", *args)
     assert raw == lib.Raw(None, errno.EOPNOTSUPP, "libibverbs:no create_cq_ex op")
     world.vctx.sz = 8
-    assert lib.call("ibv_create_cq_ex", *args).route.startswith("libibverbs:verbs_context.sz=8 lacks")
+    assert binding.call("ibv_create_cq_ex", *args).route.startswith("libibverbs:verbs_context.sz=8 lacks")
     world.vctx.create_cq_ex = world.callback("create_cq_ex", abi.verbs_context._c_["create_cq_ex"])
     world.vctx.sz = ctypes.sizeof(abi.verbs_context)
-    assert lib.call("ibv_create_cq_ex", *args).route == "provider:create_cq_ex"
+    assert binding.call("ibv_create_cq_ex", *args).route == "provider:create_cq_ex"
 
 
 def test_a_null_unchecked_op_is_reported_not_called() -> None:
     world = inline_shim.World()
     args = inline_shim.arguments(world, "ibv_post_send")
     with pytest.raises(lib.WouldCrash, match=r"ops\.post_send"):
-        lib.call("ibv_post_send", *args)
+        binding.call("ibv_post_send", *args)
 
 
 def test_post_send_keeps_the_sign_and_bad_wr() -> None:
@@ -229,6 +229,6 @@ def test_post_send_keeps_the_sign_and_bad_wr() -> None:
     proto = mirrors.cdecl.signature(abi.ibv_context_ops._c_["post_send"])
     fn = ctypes.CFUNCTYPE(proto.restype, *proto.argtypes)(post_send)
     world.vctx.context.ops.post_send = ctypes.cast(fn, ctypes.c_void_p).value
-    raw = lib.call("ibv_post_send", qp, wr, bad)
+    raw = binding.call("ibv_post_send", qp, wr, bad)
     assert (raw.value, raw.route) == (-22, "provider:post_send")
     assert ctypes.c_void_p.from_address(bad).value == wr

@@ -206,7 +206,7 @@ def test_whose_code_ran_is_looked_up_from_the_context_read_before_the_call(monke
     import ctypes
 
     from pytest_rdma.calls import invoke
-    from pytest_rdma.ibv import abi, lib, mirrors
+    from pytest_rdma.ibv import abi, binding, lib, mirrors
 
     window = abi.ibv_mw(context=0x5000)
     handle = Handle("mw0", "mw", "struct ibv_mw *", ctypes.addressof(window))
@@ -215,7 +215,7 @@ def test_whose_code_ran_is_looked_up_from_the_context_read_before_the_call(monke
         window.context = 0  # what a free may leave behind
         return lib.Raw(0, 0, "provider:dealloc_mw")
 
-    monkeypatch.setattr(lib, "call", freeing_call)
+    monkeypatch.setattr(binding, "call", freeing_call)
     monkeypatch.setattr(mirrors, "op_owner", lambda context, op: f"/lib/owner-of-{context:#x}.so")
     monkeypatch.setattr(invoke, "_OWNERS", {})
     verb = Verb(
