@@ -2,8 +2,8 @@
 
 The host's root filesystem is shared read-only into the VM; only the results directory
 is writable, so the VM leaves nothing behind but results. KVM is used when it boots the
-kernel; otherwise TCG (the answer is cached per kernel and QEMU, as probing KVM costs a
-few seconds when it fails).
+kernel; otherwise TCG (the answer is cached per kernel and QEMU; lab/kvm.py decides in seconds
+where KVM cannot even start the kernel, and a full boot probe decides the rest).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_rdma.lab import kvm
 from pytest_rdma.lab.prereqs import Kernel, LabError
 
 KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]")
@@ -133,20 +134,25 @@ def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
     memo = cache / "kvm-probe.json"
     known = json.loads(memo.read_text()) if memo.exists() else {}
     if key not in known:
-        try:
-            probe = subprocess.run(
-                _vng_argv(vng, kernel, True, [], "true", 1, "512M"),
-                env=_env(vng),
-                capture_output=True,
-                timeout=KVM_PROBE_TIMEOUT,
-                check=False,
-            )
-            known[key] = probe.returncode == 0
-        except subprocess.TimeoutExpired:
-            known[key] = False
+        known[key] = kvm.kernel_starts(kernel.image) and _boots_under_kvm(vng, kernel)
         memo.parent.mkdir(parents=True, exist_ok=True)
         memo.write_text(json.dumps(known))
     return bool(known[key])
+
+
+def _boots_under_kvm(vng: Path, kernel: Kernel) -> bool:
+    """The full probe, once the kernel is seen to start under KVM (lab/kvm.py): a whole virtme-ng boot."""
+    try:
+        probe = subprocess.run(
+            _vng_argv(vng, kernel, True, [], "true", 1, "512M"),
+            env=_env(vng),
+            capture_output=True,
+            timeout=KVM_PROBE_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return probe.returncode == 0
 
 
 def _qemu_version() -> str:

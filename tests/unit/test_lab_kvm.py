@@ -1,0 +1,60 @@
+"""The KVM probe's first stage (lab/kvm.py): the kernel's banner on an early console decides in seconds.
+
+QEMU is replaced by a script on PATH that plays a guest: one that prints the banner, one that hangs
+silent (what KVM does with Debian's kernel on this project's machines), one that exits at once.
+Whether a real KVM boots is the lab's own business (it caches the answer); this is the decision.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_rdma.lab import kvm
+
+GUEST = """#!/bin/sh
+for arg in "$@"; do case "$arg" in file:*) console="${{arg#file:}}";; esac; done
+{body}
+"""
+
+
+@pytest.fixture
+def qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    def install(body: str) -> None:
+        script = tmp_path / "qemu-system-x86_64"
+        script.write_text(GUEST.format(body=body))
+        script.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+
+    return install
+
+
+def test_a_kernel_that_prints_its_banner_starts(qemu, tmp_path: Path) -> None:
+    qemu('printf "SeaBIOS\\n" >> "$console"; sleep 0.3; printf "Linux version 6.1.0\\n" >> "$console"; sleep 30')
+    started = time.monotonic()
+    assert kvm.kernel_starts(tmp_path / "vmlinuz", seconds=5)
+    assert time.monotonic() - started < 4  # decided when the banner came, QEMU killed after
+
+
+def test_a_guest_that_hangs_silent_does_not_start_and_is_decided_in_the_limit(qemu, tmp_path: Path) -> None:
+    qemu('printf "Probing EDD (edd=off to disable)... ok\\n" >> "$console"; sleep 30')
+    started = time.monotonic()
+    assert not kvm.kernel_starts(tmp_path / "vmlinuz", seconds=1)
+    assert time.monotonic() - started < 5
+
+
+def test_qemu_that_exits_without_a_banner_does_not_start(qemu, tmp_path: Path) -> None:
+    qemu('echo "Could not access KVM kernel module" >&2; exit 1')
+    started = time.monotonic()
+    assert not kvm.kernel_starts(tmp_path / "vmlinuz", seconds=10)
+    assert time.monotonic() - started < 5
+
+
+def test_the_probe_asks_for_kvm_on_the_kernel_alone(tmp_path: Path) -> None:
+    argv = kvm.qemu_options(tmp_path / "vmlinuz", tmp_path / "console")
+    assert "-enable-kvm" in argv and "-no-reboot" in argv
+    assert argv[argv.index("-kernel") + 1] == str(tmp_path / "vmlinuz")
+    assert f"file:{tmp_path / 'console'}" in argv
+    assert "earlyprintk=serial" in argv[argv.index("-append") + 1]
