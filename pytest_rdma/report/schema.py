@@ -166,6 +166,9 @@ def _check_types(entry: Mapping[str, object], fields: Mapping[str, str]) -> None
 def check_session(entry: Mapping[str, object]) -> None:
     """A session line (or a final document's session fields): each known field of its type."""
     _check_types(entry, SESSION_FIELDS)
+    devices = entry.get("devices")
+    if isinstance(devices, dict):
+        check_devices(devices)
 
 
 def check_record(entry: Mapping[str, object]) -> None:
@@ -174,6 +177,8 @@ def check_record(entry: Mapping[str, object]) -> None:
         if name not in entry:
             raise SchemaError(f"the record has no '{name}'; give {GIVE[name]} (docs/results-schema.md)")
     _check_types(entry, RECORD_FIELDS)
+    if entry.get("identity") is not None:
+        check_identity(entry["identity"])
     if not entry["stable_id"]:
         raise SchemaError(f"the record's 'stable_id' is empty; give {GIVE['stable_id']} (docs/results-schema.md)")
     if entry["outcome"] not in OUTCOMES:
@@ -183,6 +188,24 @@ def check_record(entry: Mapping[str, object]) -> None:
             f"pytest_outcome {entry['pytest_outcome']!r} is none of the schema's; "
             f"give one of {', '.join(PYTEST_OUTCOMES)}"
         )
+
+
+def check_identity(identity: object) -> None:
+    """A device's identity (the document's Identity): an object naming its driver ("unknown" when the
+    device could not be opened)."""
+    if not isinstance(identity, dict):
+        raise SchemaError(f"an identity is {json_type(identity)}; give an object with the device's driver")
+    if not isinstance(identity.get("driver"), str):
+        raise SchemaError(f"an identity's 'driver' is {json_type(identity.get('driver'))}; give {GIVE['driver']}")
+
+
+def check_devices(devices: Mapping[str, object]) -> None:
+    """`devices`: device name -> its identity."""
+    for name, identity in devices.items():
+        try:
+            check_identity(identity)
+        except SchemaError as exc:
+            raise SchemaError(f"devices[{name!r}]: {exc}") from None
 
 
 def record_name(entry: Mapping[str, object]) -> str:

@@ -284,3 +284,46 @@ def test_coverage_reads_a_good_junit_testcase(tmp_path: Path, capsys: pytest.Cap
     main(["coverage", "--verb", "ibv_alloc_pd", "--results", str(path)])
     captured = capsys.readouterr()
     assert not captured.err and "rxe0: DEVIATES" in captured.out
+
+
+def test_a_device_without_a_driver_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = document_file(tmp_path, RECORDS)
+    document = json.loads(path.read_text())
+    document["devices"]["rxe0"] = {"name": "rxe0"}
+    path.write_text(json.dumps(document))
+    line = one_line(main(["compare", str(path)]), capsys)
+    assert line.startswith(f"pytest-rdma compare: {path}: devices['rxe0']: an identity's 'driver' is null; give the")
+    records = copy.deepcopy(RECORDS)
+    records[1]["identity"] = {"name": "rxe0", "driver": 7}
+    line = one_line(main(["waivers", "rxe", str(lines_file(tmp_path, records))]), capsys)
+    assert ": line 3 (test_ibv_alloc_pd[null-context]): an identity's 'driver' is a number; give the provider" in line
+
+
+# -- report: the run's devices beside the Allure results ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ('{"schema_version": 1, "devices": {"rxe0": {"name": "rxe0"', "cannot read the run's devices ("),
+        ('{"schema_version": 1}', "no 'devices' object (device -> identity)"),
+        ('{"schema_version": 1, "devices": {"rxe0": []}}', "devices['rxe0']: an identity is a list; give an object"),
+    ],
+    ids=["not-json", "no-devices", "identity-not-an-object"],
+)
+def test_report_refuses_a_damaged_environment_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, says: str
+) -> None:
+    results = tmp_path / "allure-results"
+    results.mkdir()
+    (results / "pytest-rdma-environment.json").write_text(content)
+    argv = ["report", str(results), "--config-only", "-o", str(tmp_path / "report")]
+    line = one_line(main(argv), capsys)
+    environment = results / "pytest-rdma-environment.json"
+    assert line.startswith(f"pytest-rdma report: {environment}: {says}"), line
+    assert line.endswith("give the results directory as pytest --rdma-allure wrote it, or remove that file")
+    (results / "pytest-rdma-environment.json").write_text(
+        json.dumps({"schema_version": 1, "devices": {"rxe0": IDENTITY}})
+    )
+    assert main(argv) == 0
+    assert '"rxe"' in (tmp_path / "report" / "allurerc.mjs").read_text()
