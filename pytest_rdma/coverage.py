@@ -23,7 +23,7 @@ from pathlib import Path
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.kinds.registry import UNTESTABLE
-from pytest_rdma.outcomes import DEVIATES
+from pytest_rdma.outcomes import DEVIATES, OUTCOMES
 
 # Where man pages are looked up besides `man -w` (pages that are not installed, such as a
 # DET page given as a file, are found by their .TH line in these directories).
@@ -167,7 +167,28 @@ def read_junit(path: Path) -> dict[str, list[str]]:
         raise InputError(f"--results {path}: not XML ({exc}); {GIVE_JUNIT}") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise InputError(f"--results {path}: XML, but not a JUnit report (its root is <{root.tag}>); {GIVE_JUNIT}")
+    for number, case in enumerate(root.iter("testcase"), start=1):
+        _check_testcase(path, number, case)
     return load_results(path)
+
+
+def _check_testcase(path: Path, number: int, case: ET.Element) -> None:
+    """A testcase of --rdma-junit (it names a stable_id) holds what its record held: a driver and an
+    outcome of the results schema (docs/results-schema.md); pytest's own testcases are not ours to judge."""
+    props = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+    if not props.get("stable_id"):
+        return
+    where = f"--results {path}: testcase {number} ({props['stable_id']})"
+    if not props.get("driver"):
+        raise InputError(
+            f"{where}: no driver property; give the JUnit XML as pytest --rdma-junit wrote it (driver: the provider "
+            "driver, no-device for a check that uses no device)"
+        )
+    if props.get("outcome") not in OUTCOMES:
+        raise InputError(
+            f"{where}: outcome {props.get('outcome')!r} is none of the results schema's; give one of "
+            f"{', '.join(OUTCOMES)} (docs/results-schema.md), as pytest --rdma-junit wrote it"
+        )
 
 
 def _outcomes_of(check: str, results: dict[str, list[str]]) -> list[str]:

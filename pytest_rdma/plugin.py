@@ -133,13 +133,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     options = settings.get(config)
+    # Where each setting that is not its default came from: a CI's variable and a project's ini line can
+    # both set one, and the run says which won.
+    given = [options.header_line()] if options.given else []
     if not options.devices:
-        return [f"rdma: no device chosen (--rdma-dev NAME); devices on this host: {device_list()}"]
+        return [*given, f"rdma: no device chosen (--rdma-dev NAME); devices on this host: {device_list()}"]
     if config.option.collectonly:
-        return [f"rdma: collecting for {', '.join(options.devices)} (no device is opened)"]
+        return [*given, f"rdma: collecting for {', '.join(options.devices)} (no device is opened)"]
     from pytest_rdma.provider.describe import describe
 
-    lines = [f"rdma: port {options.port}, gid index {options.gid_index}"]
+    lines = [*given, f"rdma: port {options.port}, gid index {options.gid_index}"]
     if options.peer:
         lines.append(f"rdma: peer {options.peer} (two-device checks send from each device to it)")
     for name in options.devices:

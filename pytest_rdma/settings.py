@@ -1,10 +1,13 @@
 """Every option of pytest-rdma, read once into one frozen `Settings`, kept in pytest's stash.
 
 One table (`OPTIONS`) defines each setting once: its command-line flag, ini name, environment
-variable, parser, default and help. One precedence for all of them: command line, then the ini
-file (pytest.ini, pyproject.toml, tox.ini, setup.cfg of any project), then the environment,
-then the default. A value that does not parse is a usage error (pytest's exit 4) in one line
-that names the setting, where it came from, the value, and what to give instead.
+variable, parser, default and help. One precedence for all of them: command line, then the
+environment, then the ini file (pytest.ini, pyproject.toml, tox.ini, setup.cfg of any project),
+then the default, as pytest-django and pytest-timeout order theirs: a CI job's RDMA_* variables
+override a project's checked-in file, and its own command line overrides both. The report header
+says where each setting that is not its default came from (`Settings.header_line`). A value that
+does not parse is a usage error (pytest's exit 4) in one line that names the setting, where it
+came from, the value, and what to give instead.
 """
 
 from __future__ import annotations
@@ -239,6 +242,43 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
+COMMAND_LINE, ENVIRONMENT, INI = "command line", "environment", "ini file"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a setting's value came from."""
+
+    kind: str  # COMMAND_LINE, ENVIRONMENT or INI
+    key: str  # the flag, the variable or the ini name
+    file: str = ""  # the ini file's name
+
+    @property
+    def where(self) -> str:
+        """For a message about the value: "command line --rdma-port", "environment RDMA_PORT", "ini file tox.ini"."""
+        if self.kind == INI:
+            return f"{INI} {self.file}" if self.file else INI
+        return f"{self.kind} {self.key}"
+
+    @property
+    def short(self) -> str:
+        """For the report header: "command line", "env RDMA_LEAKS", "ini rdma_port in tox.ini"."""
+        if self.kind == COMMAND_LINE:
+            return COMMAND_LINE
+        if self.kind == ENVIRONMENT:
+            return f"env {self.key}"
+        return f"ini {self.key}" + (f" in {self.file}" if self.file else "")
+
+
+@dataclass(frozen=True)
+class Given:
+    """A setting given somewhere rather than left at its default: its text there, and where."""
+
+    name: str
+    text: str
+    origin: Origin
+
+
 @dataclass(frozen=True)
 class Settings:
     devices: tuple[str, ...]
@@ -256,10 +296,16 @@ class Settings:
     junit: Path | None
     pytest_junit: bool  # pytest's own --junitxml is on: checks add their properties to it
     allure_dir: Path | None
-    sources: tuple[tuple[str, str], ...]  # setting -> where its value came from
+    given: tuple[Given, ...]  # the settings not left at their default, in OPTIONS' order
 
     def source(self, name: str) -> str:
-        return dict(self.sources).get(name, "default")
+        return next((given.origin.where for given in self.given if given.name == name), "default")
+
+    def header_line(self) -> str:
+        """ "rdma: settings: devices=rxe0 (command line), leaks=report (env RDMA_LEAKS)", or "" when all are default."""
+        if not self.given:
+            return ""
+        return "rdma: settings: " + ", ".join(f"{g.name}={g.text} ({g.origin.short})" for g in self.given)
 
 
 SETTINGS = pytest.StashKey[Settings]()
@@ -284,20 +330,22 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(option.ini, help_text, type="linelist" if option.many else None, default=None)  # type: ignore[maybe-unrecognized-str-typeform]
 
 
-def _raw(config: pytest.Config, option: Option) -> tuple[list[str], str] | None:
-    """The setting's text values and where they came from, by precedence; None for the default."""
+def _raw(config: pytest.Config, option: Option) -> tuple[list[str], Origin] | None:
+    """The setting's text values and where they came from, by precedence (command line, environment,
+    ini file); None for the default."""
     given = config.getoption(option.ini)
     if given is not None and given != []:
+        from_command_line = Origin(COMMAND_LINE, option.flag)
         if option.switch:
-            return (["true"] if given else ["false"]), f"command line {option.flag}"
-        return (list(given) if option.many else [given]), f"command line {option.flag}"
-    from_ini = config.getini(option.ini)
-    if from_ini not in (None, [], ""):
-        where = f"ini file {config.inipath.name}" if config.inipath else "ini file"
-        return (list(from_ini) if option.many else [str(from_ini)]), where
+            return (["true"] if given else ["false"]), from_command_line
+        return (list(given) if option.many else [given]), from_command_line
     env = os.environ.get(option.env)
     if env is not None and env.strip():
-        return [env], f"environment {option.env}"
+        return [env], Origin(ENVIRONMENT, option.env)
+    from_ini = config.getini(option.ini)
+    if from_ini not in (None, [], ""):
+        origin = Origin(INI, option.ini, config.inipath.name if config.inipath else "")
+        return (list(from_ini) if option.many else [str(from_ini)]), origin
     return None
 
 
@@ -323,22 +371,22 @@ class Values(TypedDict):
 def read(config: pytest.Config) -> Settings:
     """All settings, or one pytest.UsageError for the first that does not parse."""
     parsed: dict[str, Value] = {}
-    sources: list[tuple[str, str]] = []
+    given: list[Given] = []
     for option in OPTIONS:
         raw = _raw(config, option)
         if raw is None:
             parsed[option.name] = option.default
             continue
-        texts, where = raw
+        texts, origin = raw
+        shown = ",".join(texts)
         try:
             value = option.parse(texts)
         except ValueError as exc:
-            shown = ",".join(texts)
-            raise pytest.UsageError(f"{option.ini} = {shown!r} ({where}): {exc}") from None
+            raise pytest.UsageError(f"{option.ini} = {shown!r} ({origin.where}): {exc}") from None
         if option.name == "expectations":
-            value = _expectation_paths(config, cast("tuple[str, ...]", value), where)  # what _paths returns
+            value = _expectation_paths(config, cast("tuple[str, ...]", value), origin)  # what _paths returns
         parsed[option.name] = value
-        sources.append((option.name, where))
+        given.append(Given(option.name, shown, origin))
     # cast: every option's parse function returns, and its default is, the type Values gives its name.
     values = cast(Values, parsed)
     json_path = Path(values["json"]) if values["json"] else None
@@ -369,7 +417,7 @@ def read(config: pytest.Config) -> Settings:
         junit=Path(values["junit"]) if values["junit"] else None,
         pytest_junit=bool(getattr(config.option, "xmlpath", None)),
         allure_dir=Path(values["allure"]) if values["allure"] else None,
-        sources=tuple(sources),
+        given=tuple(given),
     )
 
 
@@ -394,17 +442,17 @@ def _check_writable(flag: str, path: Path | None) -> None:
         )
 
 
-def _expectation_paths(config: pytest.Config, paths: tuple[str, ...], where: str) -> tuple[str, ...]:
+def _expectation_paths(config: pytest.Config, paths: tuple[str, ...], origin: Origin) -> tuple[str, ...]:
     """'none' means no waivers; ini paths are relative to the ini file's directory."""
     if any(path.lower() == "none" for path in paths):
         return ()
-    if where.startswith("ini file") and config.inipath is not None:
+    if origin.kind == INI and config.inipath is not None:
         base = config.inipath.parent
         paths = tuple(str(base / path) for path in paths)
     missing = [path for path in paths if not Path(path).exists()]
     if missing:
         raise pytest.UsageError(
-            f"rdma_expectations = {missing[0]!r} ({where}): no such file or directory (give a <driver>.toml "
+            f"rdma_expectations = {missing[0]!r} ({origin.where}): no such file or directory (give a <driver>.toml "
             "file or a directory of them, or 'none')"
         )
     return paths

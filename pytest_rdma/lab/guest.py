@@ -66,7 +66,8 @@ def isolation_args(pytest_args: list[str], xdist_available: bool = True) -> list
 # Where a run's reproducers go when nothing says: the plugin's default is the working directory,
 # which in the VM is the host's cwd, read-only there unless it is under a writable share (a checkout
 # on a mount of its own, as CI's is, is not). The run's results directory always is writable. Given
-# as a setting from the environment, it yields to the user's own option, ini line or --rdma-json.
+# as a setting from the environment, it yields to the user's own option or --rdma-json, and (as every
+# setting from the environment does) overrides an ini file's rdma_reproducers.
 OUTPUT_CHOICES = ("--rdma-reproducers", "--rdma-json")
 OUTPUT_ENV = ("RDMA_REPRODUCERS", "RDMA_JSON")
 

@@ -26,7 +26,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from pytest_rdma.command_line import InputError
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.report import schema
 from pytest_rdma.shapes import JsonObject
 
 if TYPE_CHECKING:
@@ -118,11 +120,24 @@ def env_id(driver: str) -> str:
 
 
 def read_environment(directory: Path) -> dict[str, Identity]:
-    """device -> identity, from a results directory (empty when the run wrote none)."""
+    """device -> identity, from a results directory (empty when the run wrote none); a file there that is
+    not what allure_writer.py writes is an InputError naming it (docs/results-schema.md: Identity)."""
     path = directory / ENVIRONMENT_FILE
     if not path.is_file():
         return {}
-    return dict(json.loads(path.read_text(encoding="utf-8")).get("devices") or {})
+    give = "give the results directory as pytest --rdma-allure wrote it, or remove that file"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read the run's devices ({exc}); {give}") from None
+    devices = data.get("devices") if isinstance(data, dict) else None
+    if not isinstance(devices, dict):
+        raise InputError(f"{path}: no 'devices' object (device -> identity); {give}")
+    try:
+        schema.check_devices(devices)
+    except schema.SchemaError as exc:
+        raise InputError(f"{path}: {exc}; {give}") from None
+    return dict(devices)
 
 
 def environments(devices: Mapping[str, Identity]) -> dict[str, Environment]:

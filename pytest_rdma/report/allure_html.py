@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_rdma.command_line import Parser, fail
+from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.report.allure_config import config_module, environments, merged_devices
 
 ALLURE_PACKAGE = "allure"
@@ -231,12 +231,14 @@ def report_main(argv: list[str]) -> int:
             f"no Allure results directory {', '.join(missing)} (pytest --rdma-allure DIR writes one)",
         )
     history = None if options.no_history else (options.history or options.output.resolve().parent / HISTORY_NAME)
-    if options.config_only:
-        path = write_config(options.results, options.output / CONFIG_NAME, options.name, history)
-        print(f"report: {path}")
-        return 0
     try:
+        if options.config_only:
+            path = write_config(options.results, options.output / CONFIG_NAME, options.name, history)
+            print(f"report: {path}")
+            return 0
         report = build(options.results, options.output, options.name, history)
+    except InputError as exc:
+        return fail("pytest-rdma report", exc)
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         print(f"report: error: {exc}", file=sys.stderr)
         return 4

@@ -27,6 +27,7 @@ import pytest
 
 from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.expectations import WaiverRecord
+from pytest_rdma.report import schema
 from pytest_rdma.report.record import SCHEMA_VERSION, Identity, Record
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results, counts
@@ -281,6 +282,16 @@ def _check_document(path: Path, text: str) -> None:
     _check_schema(path, document["schema_version"])
     if not all(isinstance(record, dict) for record in document["results"]):
         raise InputError(f"{path}: its results are not all records (JSON objects); {GIVE_RESULTS}")
+    try:
+        schema.check_session(document)
+    except schema.SchemaError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    for index, record in enumerate(document["results"]):
+        try:
+            schema.check_record(record)
+        except schema.SchemaError as exc:
+            name = schema.record_name(record)
+            raise InputError(f"{path}: results[{index}]{f' ({name})' if name else ''}: {exc}") from None
 
 
 def _check_lines(path: Path, lines: list[str]) -> None:
@@ -302,6 +313,22 @@ def _check_lines(path: Path, lines: list[str]) -> None:
             )
         if index == 0:
             _check_schema(path, entry.get("schema_version"))
+        _check_entry(path, number, index, entry)
+
+
+def _check_entry(path: Path, number: int, index: int, entry: dict[str, object]) -> None:
+    """One line against the schema: the session line first, then only result records."""
+    kind = entry.get("type")
+    try:
+        if index == 0:
+            schema.check_session(entry)
+            return
+        if kind != "result":
+            raise schema.SchemaError(f"'type' is {kind!r}; give \"result\" (only line 1 is the session line)")
+        schema.check_record(entry)
+    except schema.SchemaError as exc:
+        name = schema.record_name(entry)
+        raise InputError(f"{path}: line {number}{f' ({name})' if name else ''}: {exc}") from None
 
 
 def finish_main(argv: list[str]) -> int:

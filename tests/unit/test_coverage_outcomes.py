@@ -9,7 +9,8 @@ import pytest
 from pytest_rdma.coverage import main
 
 CASE = """<testcase classname="{driver}.ibv_alloc_pd" name="{claim}"><properties>
-<property name="device" value="{device}"/><property name="stable_id" value="test_ibv_alloc_pd[{claim}]"/>
+<property name="driver" value="{driver}"/><property name="device" value="{device}"/>
+<property name="stable_id" value="test_ibv_alloc_pd[{claim}]"/>
 <property name="outcome" value="{outcome}"/></properties>{extra}</testcase>"""
 
 

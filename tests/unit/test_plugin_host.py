@@ -115,14 +115,14 @@ def test_a_bad_setting_is_one_line(
     one_line_usage_error(pytester.runpytest(*args), f"ERROR: {says}")
 
 
-def test_the_command_line_wins_over_ini_and_environment(
+def test_the_command_line_wins_over_environment_and_ini(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makeini("[pytest]\nrdma_port = abc\n")
     monkeypatch.setenv("RDMA_PORT", "def")
     pytester.makepyfile("def test_nothing():\n    pass\n")
     pytester.runpytest("--rdma-port", "2").assert_outcomes(passed=1)
-    one_line_usage_error(pytester.runpytest(), "ERROR: rdma_port = 'abc' (ini file tox.ini)*")
+    one_line_usage_error(pytester.runpytest(), "ERROR: rdma_port = 'def' (environment RDMA_PORT)*")
 
 
 def test_collecting_the_packaged_suite_needs_no_device(pytester: pytest.Pytester) -> None:

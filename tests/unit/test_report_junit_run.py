@@ -65,13 +65,14 @@ def test_the_junit_path_from_the_ini_file_and_the_environment(
     expect = make_project(pytester, waivers={})
     pytester.makeini("[pytest]\nrdma_catalogue_extra = rdma_demo:VERBS\nrdma_junit = from-ini.xml\n")
     monkeypatch.setenv("RDMA_JUNIT", "from-env.xml")
+    # The environment wins over the ini file (a CI's variable over a checked-in file).
     pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and deviant")
-    assert (pytester.path / "from-ini.xml").exists() and not (pytester.path / "from-env.xml").exists()
-    failure = ET.parse(pytester.path / "from-ini.xml").find(".//testcase/failure")
+    assert (pytester.path / "from-env.xml").exists() and not (pytester.path / "from-ini.xml").exists()
+    failure = ET.parse(pytester.path / "from-env.xml").find(".//testcase/failure")
     assert failure is not None and failure.get("type") == "deviation"
-    pytester.makeini("[pytest]\nrdma_catalogue_extra = rdma_demo:VERBS\n")
+    monkeypatch.delenv("RDMA_JUNIT")
     pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "-k", "rxe0 and conforming")
-    assert (pytester.path / "from-env.xml").exists()
+    assert (pytester.path / "from-ini.xml").exists()
 
 
 def test_no_reporter_files_unless_asked(pytester: pytest.Pytester) -> None:
