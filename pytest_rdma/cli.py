@@ -156,6 +156,18 @@ def cmd_waivers(argv: list[str]) -> int:
     return waivers_main(argv)
 
 
+def cmd_kcidb(argv: list[str]) -> int:
+    from pytest_rdma.report.kcidb import main as kcidb_main
+
+    return kcidb_main(argv)
+
+
+def cmd_lava(argv: list[str]) -> int:
+    from pytest_rdma.report.lava import main as lava_main
+
+    return lava_main(argv)
+
+
 COMMANDS = {
     "lab": cmd_lab,
     "selftest": cmd_selftest,
@@ -164,10 +176,13 @@ COMMANDS = {
     "waivers": cmd_waivers,
     "report": cmd_report,
     "finish": cmd_finish,
+    "kcidb": cmd_kcidb,
+    "lava": cmd_lava,
 }
 
 
-USAGE = """usage: pytest-rdma [--version] {lab,selftest,coverage,compare,waivers,report,finish} [options]
+USAGE = """usage: pytest-rdma [--version] {lab,selftest,coverage,compare,waivers,report,finish,kcidb,lava}
+                   [options]
                    [-- pytest args]
 
   lab       run the conformance suite on rxe0 and siw0 in a VM (reports in ./results)
@@ -177,6 +192,8 @@ USAGE = """usage: pytest-rdma [--version] {lab,selftest,coverage,compare,waivers
   waivers   draft a driver's expectations file from a results file
   report    build the Allure HTML report of runs (--rdma-allure DIRs); fails on its quality gate
   finish    make the final results document from the .jsonl lines of a killed run
+  kcidb     write results files as a KCIDB submission for KernelCI (--origin NAME)
+  lava      print a lava-test-case line per check of results files (--definition: the LAVA test definition)
 Each command's --help says more. Testing real hardware needs no command of ours: pytest --rdma-dev mlx5_0
 """
 

@@ -20,6 +20,7 @@ from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.catalogue.validate import CatalogueError, validate
 from pytest_rdma.kinds.load import known_kinds
 from pytest_rdma.selection import device_list, no_device_error, validate_devices
+from pytest_rdma.user_claims import MARKER_HELP
 
 SUITE_PACKAGE = "pytest_rdma.suites"
 
@@ -105,6 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "rdma_process: a check about the process running it (unprivileged, memlock): the lab runs it as nobody",
     )
+    config.addinivalue_line("markers", MARKER_HELP)
     options = settings.read(config)
     config.stash[settings.SETTINGS] = options
     catalogue = catalogue_of(options, validated=not hasattr(config, "workerinput"))
@@ -124,9 +126,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if options.peer:
             validate_devices((options.peer,), flag="--rdma-peer")
         validate_ports(chosen, catalogue, options.port, options.gid_index)
-    from pytest_rdma import fixtures
+    from pytest_rdma import fixtures, user_fixtures
 
     config.pluginmanager.register(fixtures, "rdma-fixtures")
+    config.pluginmanager.register(user_fixtures, "rdma-user-fixtures")
     report.register(config)
     guard.register(config)
 

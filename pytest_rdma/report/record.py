@@ -38,6 +38,7 @@ from pytest_rdma.report.confirm import Confirmation
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 from pytest_rdma.shapes import Json, JsonObject
+from pytest_rdma.user_claims import claim_of
 
 SCHEMA_VERSION = 2
 REPORT_KEY = "rdma_result"  # the attribute on TestReport.__dict__ that carries a phase record
@@ -199,27 +200,35 @@ def item_info(item: pytest.Item, identity: Mapping[str, str] | None) -> CheckInf
     if case is not None:
         info.update(case_facts(case))
     else:
-        name = getattr(item, "originalname", None) or item.name
-        info.update(
-            {
-                "stable_id": name,
-                "test": name,
-                "verb": "",
-                "claim": "",
-                "claim_text": "",
-                "title": name,
-                "ref": "",
-                "sources": [],
-                "transports": [],
-                "layer": "",
-                "kind": "",
-                "variant": "",
-                "case_id": "",
-                "params": {},
-                "family": "",
-            }
-        )
+        info.update(own_test_facts(item, device))
     return info
+
+
+def own_test_facts(item: pytest.Item, device: str) -> CaseFacts:
+    """A user's own test: named by its function and parameters (without the device); with an
+    rdma_claim marker, the claim it checks (user_claims.py)."""
+    name = getattr(item, "originalname", None) or item.name
+    callspec = getattr(item, "callspec", None)
+    params = {key: str(value) for key, value in (callspec.params if callspec else {}).items() if key != "rdma_dut"}
+    variant = "-".join(part for part in (callspec.id.split("-") if callspec else []) if part and part != device)
+    claim = claim_of(item)
+    return {
+        "stable_id": f"{name}[{variant}]" if variant else name,
+        "test": name,
+        "verb": claim.verb if claim else "",
+        "claim": name if claim else "",
+        "claim_text": claim.says if claim else "",
+        "title": claim.says or name if claim else name,
+        "ref": claim.ref if claim else "",
+        "sources": [{"kind": "man", "ref": claim.page, "section": claim.section}] if claim else [],
+        "transports": [],
+        "layer": "provider" if claim else "",
+        "kind": "own test" if claim else "",
+        "variant": variant,
+        "case_id": f"{name}-{variant}" if variant else name,
+        "params": params,
+        "family": "ibv" if claim else "",
+    }
 
 
 def pytest_outcome(report: pytest.TestReport) -> str:

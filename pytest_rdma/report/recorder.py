@@ -32,6 +32,7 @@ from pytest_rdma.report.record import (
 )
 from pytest_rdma.running import RUN
 from pytest_rdma.settings import Settings
+from pytest_rdma.user_claims import skipped_as
 
 if TYPE_CHECKING:
     import pluggy
@@ -92,6 +93,10 @@ class Recorder:
         run = item.stash.get(RUN, None)
         waiver = item.stash.get(WAIVER_KEY, None)
         phase = classify(report, exc, run, waiver.as_dict() if waiver else None)
+        own = skipped_as(item) if report.skipped and run is None and not hasattr(report, "wasxfail") else None
+        if own is not None:  # a test of the user's own that the plugin knows why it skipped (user_claims.py)
+            phase["outcome"] = own[0]
+            phase["reason"] = own[1] or phase["reason"]
         if report.when == "call":
             if waiver is not None and isinstance(exc, Deviation) and not waiver.matches_observation(exc.observation):
                 # The waiver records another observation: what is seen now is a new deviation.

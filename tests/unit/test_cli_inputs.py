@@ -72,11 +72,16 @@ def assert_one_line(code: int, captured: pytest.CaptureFixture[str] | object, *f
 
 
 def results_commands(path: Path) -> dict[str, list[str]]:
-    return {"compare": ["compare", str(path)], "waivers": ["waivers", "rxe", str(path)]}
+    return {
+        "compare": ["compare", str(path)],
+        "waivers": ["waivers", "rxe", str(path)],
+        "kcidb": ["kcidb", str(path), "--origin", "my_lab"],
+        "lava": ["lava", str(path)],
+    }
 
 
 @pytest.mark.parametrize("name", sorted(BAD_RESULTS))
-@pytest.mark.parametrize("command", ["compare", "waivers"])
+@pytest.mark.parametrize("command", ["compare", "waivers", "kcidb", "lava"])
 def test_bad_results_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, name: str) -> None:
     content, says = BAD_RESULTS[name]
     argv = results_commands(write(tmp_path, name, content))[command]
@@ -122,7 +127,7 @@ def test_no_or_unknown_command(capsys: pytest.CaptureFixture[str], argv: list[st
     assert ", ".join(COMMANDS) in line
 
 
-@pytest.mark.parametrize("command", ["compare", "waivers", "finish"])
+@pytest.mark.parametrize("command", ["compare", "waivers", "finish", "kcidb"])
 def test_a_command_without_its_arguments(capsys: pytest.CaptureFixture[str], command: str) -> None:
     assert_one_line(
         main([command]),
@@ -135,7 +140,12 @@ def test_a_command_without_its_arguments(capsys: pytest.CaptureFixture[str], com
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_unknown_option(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
     # With the arguments a command requires, so that the option is what it finds wrong.
-    required = {"compare": ["r.json"], "waivers": ["rxe", "r.json"], "finish": ["r.jsonl"]}.get(command, [])
+    required = {
+        "compare": ["r.json"],
+        "waivers": ["rxe", "r.json"],
+        "finish": ["r.jsonl"],
+        "kcidb": ["r.json", "--origin", "my_lab"],
+    }.get(command, [])
     assert_one_line(
         main([command, *required, "--no-such-option"]),
         capsys.readouterr(),
