@@ -101,6 +101,25 @@ def _generated(path: Path) -> bool:
         return False
 
 
+def check_waivable(path: Path, document: Document, driver: str) -> None:
+    """An InputError for a deviation of `driver` that no waiver can be drafted from: a waiver is keyed by the
+    check's stable_id and holds on its observation (an object: docs/results-schema.md)."""
+    for number, record in enumerate(document.get("results", []), start=1):
+        if record.get("driver") != driver or record.get("outcome") not in ("deviates", "waived"):
+            continue
+        which = f"{path}: result {number} ({record.get('nodeid') or record.get('verb') or 'no node id'})"
+        if not isinstance(record.get("stable_id"), str) or not record.get("stable_id"):
+            raise InputError(
+                f"{which} has no stable_id, which a waiver is keyed by; give results written by pytest --rdma-json"
+            )
+        observation = record.get("observation")
+        if observation is not None and not isinstance(observation, dict):
+            raise InputError(
+                f"{which} has an observation that is not an object ({type(observation).__name__}); a waiver "
+                "holds on its fields: give results written by pytest --rdma-json"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     from pytest_rdma.report.jsonfile import read_results
 
@@ -134,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                 else "they hold no results of any driver; give results of a run that ran checks"
             )
             raise InputError(f"no record of driver {args.driver!r} in {', '.join(map(str, args.results))}; {there}")
+        for path, document in zip(args.results, documents):
+            check_waivable(path, document, args.driver)
         text = draft(args.driver, documents)
         if args.output is None:
             sys.stdout.write(text)
