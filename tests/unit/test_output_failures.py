@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from report_helpers import CONFTEST, make_project
+from report_helpers import CONFTEST, make_project, records
 
 from pytest_rdma.cli import main as cli_main
 from pytest_rdma.report.jsonfile import read_results
@@ -121,3 +121,23 @@ def test_a_run_whose_outputs_work_keeps_its_status(pytester: pytest.Pytester) ->
     make_project(pytester, waivers={})
     result = pytester.runpytest("-p", "no:xdist", "--rdma-json=r.json", "-k", "conforming")
     assert result.ret == 0 and not failed_lines(result)
+
+
+def test_reproducers_that_cannot_be_written_leave_the_verdict(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_project(pytester, waivers={})
+    pytester.makeconftest(CONFTEST + REMOVER)
+    out = pytester.path / "out"
+    monkeypatch.setenv("OUT_DIR", str(out))
+    result = pytester.runpytest("-p", "no:xdist", "--rdma-json=r.json", f"--rdma-reproducers={out}/reproducers")
+    assert result.ret == 3, result.stdout.str()
+    [said] = failed_lines(result)
+    assert said.startswith(f"ERROR: --rdma-reproducers {out}/reproducers: cannot write siw0 (")
+    assert said.endswith("deviations from here on may have no reproducer files; the checks go on")
+    deviations = {r["device"]: r for r in records(pytester.path / "r.json").values() if r["outcome"] == "deviates"}
+    assert set(deviations) == {"rxe0", "siw0"}  # the verdicts stand
+    assert deviations["rxe0"]["reproducer"]["c"] and "reproducer_error" not in deviations["rxe0"]
+    assert "reproducer" not in deviations["siw0"]
+    assert deviations["siw0"]["reproducer_error"].startswith("cannot write siw0 (")  # no machine's path
+    out.unlink()
