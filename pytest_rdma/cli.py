@@ -8,12 +8,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 from pytest_rdma import lab
 from pytest_rdma.command_line import Parser, fail, version
 
 REPO = Path(__file__).resolve().parents[1]
+EXIT_INTERNAL = 3  # as pytest's: a command that crashed never exits 1, which means "gate failed" or "regression"
 
 
 def split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -215,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[argv[0]](argv[1:])
     except SystemExit as exc:  # argparse's --help (0) and one-line usage errors (2), as a status
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except Exception:  # noqa: BLE001 - a bug of ours, not bad input: its traceback, and not exit 1 ("gate failed")
+        traceback.print_exc()
+        print(f"pytest-rdma {argv[0]}: internal error (a bug: please report the traceback above)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 EXIT_BAD_INPUT = 2  # argparse's own status for a usage error
@@ -45,3 +46,14 @@ def version() -> str:
         return installed("pytest-rdma")
     except PackageNotFoundError:
         return "unknown (not installed: run from a source tree)"
+
+
+def lab_command() -> str:
+    """How this user starts the lab: `./pytest-rdma lab` in a checkout (the package runs from a source tree
+    with the bootstrap script beside it), else the installed `pytest-rdma lab`."""
+    tree = Path(__file__).resolve().parent.parent
+    return (
+        "./pytest-rdma lab"
+        if (tree / "pytest-rdma").is_file() and (tree / "pyproject.toml").is_file()
+        else "pytest-rdma lab"
+    )

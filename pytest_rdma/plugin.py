@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rdma import generate, guard, report, settings
+from pytest_rdma import generate, guard, outputs, report, settings
 from pytest_rdma.catalogue import validated as validated_sources
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.catalogue.validate import CatalogueError, validate
 from pytest_rdma.kinds.load import known_kinds
+from pytest_rdma.report import usage_error
 from pytest_rdma.selection import device_list, no_device_error, validate_devices
 from pytest_rdma.user_claims import MARKER_HELP
 
@@ -101,6 +102,16 @@ def targets_suite(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    try:
+        configure(config)
+    except pytest.UsageError as exc:
+        # A CI dashboard shows a failed run, not "no report": the JUnit and JSON asked for say why.
+        if not hasattr(config, "workerinput"):
+            usage_error.write_reports(config, exc)
+        raise
+
+
+def configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rdma_verb(name): the verb a generated check exercises")
     config.addinivalue_line(
         "markers",
@@ -126,6 +137,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if options.peer:
             validate_devices((options.peer,), flag="--rdma-peer")
         validate_ports(chosen, catalogue, options.port, options.gid_index)
+        # Collecting writes nothing, so its outputs need not be writable (a read-only checkout).
+        outputs.check(config, options)
     from pytest_rdma import fixtures, user_fixtures
 
     config.pluginmanager.register(fixtures, "rdma-fixtures")
@@ -151,6 +164,35 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     for name in options.devices:
         lines.append("rdma: " + describe(name).header_line())
     return lines
+
+
+STOPPED = pytest.StashKey[pytest.UsageError]()
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test of the user's own that asks for rdma_dut when no device was named: a usage error before any test
+    runs (under xdist the workers collect, and the fixture says the same for each such test)."""
+    if config.option.collectonly or settings.get(config).devices or hasattr(config, "workerinput"):
+        return
+    wanting = next((item for item in items if _wants_a_device(item)), None)
+    if wanting is not None:
+        error = pytest.UsageError(f"{wanting.nodeid} uses the fixture rdma_dut, but {no_device_error()}")
+        config.stash[STOPPED] = error
+        raise error
+
+
+def _wants_a_device(item: pytest.Item) -> bool:
+    """The item asks for rdma_dut and names no device for it itself (a parametrization of its own)."""
+    callspec = getattr(item, "callspec", None)
+    named = callspec is not None and "rdma_dut" in callspec.params
+    return "rdma_dut" in getattr(item, "fixturenames", ()) and not named
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # After every reporter's session end, which wrote its (empty) files: they say why the run stopped.
+    stopped = config.stash.get(STOPPED, None)
+    if stopped is not None:
+        usage_error.write_reports(config, stopped)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

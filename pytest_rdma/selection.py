@@ -6,6 +6,7 @@ import ctypes
 
 import pytest
 
+from pytest_rdma.command_line import lab_command
 from pytest_rdma.provider.identity import devices_with_drivers, sysfs_devices
 
 LIBRARY = "libibverbs.so.1"
@@ -31,7 +32,7 @@ def no_device_error() -> pytest.UsageError:
         + (
             ""
             if sysfs_devices()
-            else " No RDMA device here? './pytest-rdma lab' tests Soft-RoCE and soft-iWARP in a VM."
+            else f" No RDMA device here? '{lab_command()}' tests Soft-RoCE and soft-iWARP in a VM."
         )
     )
 
@@ -46,7 +47,7 @@ def validate_devices(names: tuple[str, ...], flag: str = "--rdma-dev") -> None:
             if existing
             else (
                 "this host has no RDMA devices (/sys/class/infiniband is empty or missing); load a provider driver, "
-                "or run './pytest-rdma lab' to test Soft-RoCE (rxe) and soft-iWARP (siw) in a VM"
+                f"or run '{lab_command()}' to test Soft-RoCE (rxe) and soft-iWARP (siw) in a VM"
             )
         )
         raise pytest.UsageError(f"unknown RDMA device {', '.join(unknown)}: {where}. Pass one with {flag} NAME.")

@@ -393,14 +393,6 @@ def read(config: pytest.Config) -> Settings:
     reproducers: str | Path | None = values["reproducers"]
     if reproducers is None:
         reproducers = json_path.parent / "reproducers" if json_path else Path("rdma-reproducers")
-    outputs = {
-        "--rdma-json": json_path,
-        "--rdma-reproducers": Path(reproducers),
-        "--rdma-junit": Path(values["junit"]) if values["junit"] else None,
-        "--rdma-allure": Path(values["allure"]) if values["allure"] else None,
-    }
-    for flag, path in outputs.items():
-        _check_writable(flag, path)
     return Settings(
         devices=values["devices"],
         peer=values["peer"],
@@ -421,27 +413,6 @@ def read(config: pytest.Config) -> Settings:
     )
 
 
-def _check_writable(flag: str, path: Path | None) -> None:
-    """A usage error now, before any check runs, for an output this user cannot write (not an
-    INTERNALERROR at the first deviation, in a directory left read-only or owned by another user)."""
-    if path is None:
-        return
-    existing = path.absolute()
-    while not os.path.exists(existing) and existing != existing.parent:  # False also where we may not look
-        existing = existing.parent
-    target = existing if existing.is_dir() else existing.parent
-    if not os.access(target, os.W_OK | os.X_OK) or (existing == path.absolute() and not os.access(existing, os.W_OK)):
-        raise pytest.UsageError(
-            f"{flag} {path}: {existing} is not writable by this user (uid {os.getuid()}); "
-            f"give {flag} a path you can write"
-            + (
-                " (deviations' reproducers go to ./rdma-reproducers unless --rdma-json or this option says where)"
-                if flag == "--rdma-reproducers"
-                else ""
-            )
-        )
-
-
 def _expectation_paths(config: pytest.Config, paths: tuple[str, ...], origin: Origin) -> tuple[str, ...]:
     """'none' means no waivers; ini paths are relative to the ini file's directory."""
     if any(path.lower() == "none" for path in paths):
@@ -460,3 +431,16 @@ def _expectation_paths(config: pytest.Config, paths: tuple[str, ...], origin: Or
 
 def get(config: pytest.Config) -> Settings:
     return config.stash[SETTINGS]
+
+
+def output_text(config: pytest.Config, name: str) -> str | None:
+    """One path setting's value as given, or None (unset, or not a path): what a usage error's report may use
+    when the settings as a whole could not be read."""
+    option = next(option for option in OPTIONS if option.name == name)
+    raw = _raw(config, option)
+    if raw is None:
+        return None
+    try:
+        return str(option.parse(raw[0]))
+    except ValueError:
+        return None

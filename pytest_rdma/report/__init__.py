@@ -9,6 +9,8 @@ Roles, one module each:
 - whole_checks.py: a Ctrl-C waits until the check whose teardown has begun is reported everywhere;
 - terminal.py, jsonfile.py, junit.py, allure_writer.py: the reporters (allure_model.py: a record as an
   Allure result; links.py: citations as URLs; redact.py: no machine's paths in a message);
+- output_failures.py: an output that fails mid-run (a full disk) is one line, and the run exits 3;
+- usage_error.py: a run stopped by a usage error still writes the JUnit and JSON asked for, saying why;
 - compare.py, allure_config.py + allure_html.py (`pytest-rdma report`), waivers.py: after the run.
 
 `register` is the plugin's one entry point (called from plugin.py).
@@ -41,8 +43,12 @@ def register(config: pytest.Config) -> None:
 
     results = Results(options.devices)
     config.pluginmanager.register(results, "rdma-results")
+    results.output_failures.reproducers = options.reproducers
+    config.pluginmanager.register(results.output_failures, "rdma-output-failures")
     summary = Summary(results, waivers, options.strict, str(options.reproducers))
     config.pluginmanager.register(summary, "rdma-summary")
+    if config.option.collectonly:
+        return  # collecting writes nothing: no output need be writable (a read-only checkout)
     if options.json is not None:
         from pytest_rdma.report.jsonfile import JsonResults
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.report.allure_config import config_module, environments, merged_devices
+from pytest_rdma.writable import DIRECTORY, problem
 
 ALLURE_PACKAGE = "allure"
 ALLURE_VERSION = "3.18.0"  # pinned: a report must not change because npm moved on
@@ -230,6 +231,9 @@ def report_main(argv: list[str]) -> int:
             "pytest-rdma report",
             f"no Allure results directory {', '.join(missing)} (pytest --rdma-allure DIR writes one)",
         )
+    unwritable = problem(options.output, DIRECTORY, "allure-report")
+    if unwritable:
+        return fail("pytest-rdma report", f"-o {options.output}: {unwritable}")
     history = None if options.no_history else (options.history or options.output.resolve().parent / HISTORY_NAME)
     try:
         if options.config_only:

@@ -61,8 +61,12 @@ def clear(directory: Path) -> None:
 
 def write_json(path: Path, data: Mapping[str, object]) -> None:
     temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    temporary.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-    temporary.replace(path)
+    try:
+        temporary.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a half-written file would read as a broken result
+        raise
 
 
 class AllureWriter:
@@ -75,10 +79,27 @@ class AllureWriter:
         results.sinks.append(self.append)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        clear(self.directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            clear(self.directory)
+        except OSError as error:
+            self._failed(error)
+
+    def _failed(self, error: OSError, at_end: bool = False) -> None:
+        """No more results here (a full disk, a removed directory): the ones written before stay readable."""
+        self.results.output_failures.failed(
+            "--rdma-allure", self.directory, error, "the results written before are kept there", at_end
+        )
 
     def append(self, record: Record) -> None:
+        if self.results.output_failures.has_failed("--rdma-allure"):
+            return
+        try:
+            self._append(record)
+        except OSError as error:
+            self._failed(error)
+
+    def _append(self, record: Record) -> None:
         if not record.get("device"):
             self._deferred.append(record)
             return
@@ -111,6 +132,14 @@ class AllureWriter:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.results.finish_pending()
+        if self.results.output_failures.has_failed("--rdma-allure"):
+            return
+        try:
+            self._finish()
+        except OSError as error:
+            self._failed(error, at_end=True)
+
+    def _finish(self) -> None:
         only = next(iter(self._devices.items())) if len(self._devices) == 1 else None
         for record in self._deferred:
             if only is not None:

@@ -32,6 +32,7 @@ from pytest_rdma.report.record import SCHEMA_VERSION, Identity, Record
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results, counts
 from pytest_rdma.report.terminal import Summary
+from pytest_rdma.writable import FILE, problem
 
 
 class Tool(TypedDict):
@@ -64,6 +65,7 @@ class Document(SessionFacts, total=False):
     results: list[Record]
     unfinished: list[str]
     waivers: dict[str, list[WaiverRecord]]  # stale and refused (expectations.review)
+    usage_error: str  # the run stopped on this usage error before any check (report/usage_error.py)
 
 
 def lines_path(path: Path) -> Path:
@@ -83,6 +85,23 @@ def _tool_version() -> str:
         return "unknown"
 
 
+def session_facts(started: str, strict: bool, expectations: list[str]) -> SessionFacts:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {
+            "name": "pytest-rdma",
+            "version": _tool_version(),
+            "pytest": pytest.__version__,
+            "python": platform.python_version(),
+        },
+        "started": started,
+        # As everything in the results: no path of this machine (report/redact.py).
+        "argv": [redact(arg) for arg in sys.argv[1:]],
+        "strict": strict,
+        "expectations": [redact(path) for path in expectations],
+    }
+
+
 class JsonResults:
     def __init__(self, path: Path, results: Results, summary: Summary, expectations: list[str]) -> None:
         self.path = path
@@ -96,25 +115,16 @@ class JsonResults:
         results.sinks.append(self.append)
 
     def session_facts(self) -> SessionFacts:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "tool": {
-                "name": "pytest-rdma",
-                "version": _tool_version(),
-                "pytest": pytest.__version__,
-                "python": platform.python_version(),
-            },
-            "started": self.started,
-            # As everything in the results: no path of this machine (report/redact.py).
-            "argv": [redact(arg) for arg in sys.argv[1:]],
-            "strict": self.strict,
-            "expectations": [redact(path) for path in self.expectations],
-        }
+        return session_facts(self.started, self.strict, self.expectations)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.unlink(missing_ok=True)
-        self._lines = lines_path(self.path).open("w", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.unlink(missing_ok=True)
+            self._lines = lines_path(self.path).open("w", encoding="utf-8")
+        except OSError as error:
+            self._lines_failed(error)
+            return
         self._write({"type": "session", **self.session_facts()})
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -127,13 +137,39 @@ class JsonResults:
     def _write(self, line: Mapping[str, object]) -> None:
         if self._lines is None:
             return
-        self._lines.write(json.dumps(line, sort_keys=True) + "\n")
-        self._lines.flush()
+        try:
+            self._lines.write(json.dumps(line, sort_keys=True) + "\n")
+            self._lines.flush()
+        except OSError as error:
+            self._lines_failed(error)
+
+    def _lines_failed(self, error: OSError) -> None:
+        """No more lines (a line after a cut-short one would make the file unreadable); the document may still
+        be written at the end, from the records kept in memory."""
+        if self._lines is not None:
+            try:
+                self._lines.close()  # the file is closed even when its last flush fails again
+            except OSError:
+                pass
+            self._lines = None
+        lines = lines_path(self.path)
+        self.results.output_failures.failed(
+            "--rdma-json",
+            lines,
+            error,
+            f"the lines written before are kept ('pytest-rdma finish {lines}' makes a results document from them)",
+        )
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._lines is not None:
-            self._lines.close()
+            try:
+                self._lines.close()
+            except OSError as error:
+                self._lines = None
+                self.results.output_failures.failed(
+                    "--rdma-json", lines_path(self.path), error, "the lines written before are kept", at_end=True
+                )
             self._lines = None
         records = sorted(
             self.results.records, key=lambda r: (self.order.get(r["nodeid"], len(self.order)), r["nodeid"])
@@ -147,7 +183,17 @@ class JsonResults:
             unfinished=self.results.unfinished,
         )
         document["waivers"] = self.summary.waivers
-        write(self.path, document)
+        try:
+            write(self.path, document)
+        except OSError as error:
+            lines = lines_path(self.path)
+            self.results.output_failures.failed(
+                "--rdma-json",
+                self.path,
+                error,
+                f"the results lines are kept in {lines} ('pytest-rdma finish {lines}' makes the document from them)",
+                at_end=True,
+            )
 
 
 def final_document(
@@ -185,10 +231,15 @@ def dumps(document: Mapping[str, object]) -> str:
 
 
 def write(path: Path, document: Document) -> None:
-    """Write to a temporary name and rename: readers see no file or a whole one."""
+    """Write to a temporary name and rename: readers see no file or a whole one (a half-written
+    temporary file, on a full disk, is removed)."""
     temporary = path.with_name(path.name + f".tmp{os.getpid()}")
-    temporary.write_text(dumps(document), encoding="utf-8")
-    temporary.replace(path)
+    try:
+        temporary.write_text(dumps(document), encoding="utf-8")
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def load(path: Path) -> Document:
@@ -360,13 +411,18 @@ def finish_main(argv: list[str]) -> int:
         lines = read_results(options.lines)
     except InputError as exc:
         return fail(parser.prog, exc)
+    unwritable = problem(output, FILE, "results.json")
+    if unwritable:
+        return fail(parser.prog, f"{'-o ' if options.output else 'the final document '}{output}: {unwritable}")
     if output.exists() and not options.force:
-        print(f"finish: {output} exists (the run may have ended normally); --force replaces it", file=sys.stderr)
-        return 4
+        return fail(parser.prog, f"{output} exists (the run may have ended normally); --force replaces it")
     records = lines.pop("results")
     devices = lines.pop("devices")
     # cast: what is left of the lines' document, less the final file's own fields, is their session line.
     session = cast(SessionFacts, {key: value for key, value in lines.items() if key not in ("finished", "exitstatus")})
-    write(output, final_document(session, records, devices, exitstatus=None, finished=None, unfinished=[]))
+    try:
+        write(output, final_document(session, records, devices, exitstatus=None, finished=None, unfinished=[]))
+    except OSError as exc:
+        return fail(parser.prog, f"cannot write {output} ({exc.strerror or exc}); give -o a path you can write")
     print(f"finish: {output}: {len(records)} results from {options.lines}")
     return 0

@@ -168,11 +168,16 @@ def document(records: Sequence[Record], identities: Mapping[str, Identity]) -> E
 
 
 def write(path: Path, root: ET.Element) -> None:
+    """Write to a temporary name and rename (a half-written temporary file, on a full disk, is removed)."""
     ET.indent(root)
     temporary = path.with_name(path.name + f".tmp{os.getpid()}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(root).write(temporary, encoding="utf-8", xml_declaration=True)
-    temporary.replace(path)
+    try:
+        ET.ElementTree(root).write(temporary, encoding="utf-8", xml_declaration=True)
+        temporary.replace(path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 class JunitFile:
@@ -182,9 +187,21 @@ class JunitFile:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Written only at the end: a run killed before it must not leave an earlier run's file behind.
-        self.path.unlink(missing_ok=True)
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as error:
+            self.results.output_failures.failed("--rdma-junit", self.path, error, "an earlier run's file may be there")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.results.finish_pending()
-        write(self.path, document(self.results.records, self.results.identities))
+        try:
+            write(self.path, document(self.results.records, self.results.identities))
+        except OSError as error:
+            self.results.output_failures.failed(
+                "--rdma-junit",
+                self.path,
+                error,
+                "the other outputs hold the results (--rdma-json, the terminal)",
+                at_end=True,
+            )

@@ -134,6 +134,7 @@ class Phase(Evidence, total=False):
     decisive_call: int | None
     deviation_ref: str
     reproducer: Reproducer
+    reproducer_error: str  # the reproducers could not be written (a full disk): the path and the error
     rerun: str
     leak: Leak | None
     kernel_log: KernelLogFinding | None
@@ -401,6 +402,7 @@ def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
         "teardown_failures",
         "peer",
         "reproducer",
+        "reproducer_error",
         "deviation_ref",
         "decisive_call",
         "rerun",

@@ -10,6 +10,7 @@ Python) are written here, from the check's recorded calls, and named in its reco
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
@@ -103,8 +104,14 @@ class Recorder:
                 phase = _unwaive(report, phase, waiver, exc)
             phase.update(evidence(run, exc))
             if phase["outcome"] in (DEVIATES, WAIVED) and run is not None and case_of(item) is not None:
-                phase["reproducer"] = reproducers.write(self.settings, info, run, exc)
-                if self.settings.confirm:
+                try:
+                    phase["reproducer"] = reproducers.write(self.settings, info, run, exc)
+                except OSError as error:
+                    # A full disk or a removed directory: the verdict stands; where results are written says so.
+                    # Relative to the reproducers directory: no machine's path in a result (redact.py).
+                    written = os.path.relpath(error.filename, self.settings.reproducers) if error.filename else "?"
+                    phase["reproducer_error"] = f"cannot write {written} ({error.strerror or error})"
+                if self.settings.confirm and "reproducer" in phase:
                     c_file = self.settings.reproducers / phase["reproducer"]["c"]
                     phase["reproducer"]["confirmed"] = confirm(c_file)
         if self.settings.pytest_junit and report.when == "teardown":

@@ -61,10 +61,20 @@ def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | No
         run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps, peer=run.peer
     )
     folder = settings.reproducers / (run.device or "no-device")
-    folder.mkdir(parents=True, exist_ok=True)
     stem = file_stem(info["stable_id"])
-    (folder / f"{stem}.c").write_text(c_text, encoding="utf-8")
-    (folder / f"{stem}.py").write_text(py_text, encoding="utf-8")
+    files = {folder / f"{stem}.c": c_text, folder / f"{stem}.py": py_text}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path, text in files.items():
+            path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        for path in files:  # a half-written program would not build, or would run half a replay
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        # Named by the file it was writing: a full disk fails a write(), which names none.
+        raise OSError(error.errno, error.strerror, error.filename or str(folder)) from None
     relative = f"{run.device or 'no-device'}/{stem}"
     return {
         "dir": redact(str(settings.reproducers)),

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_rdma.cases import Case
 from pytest_rdma.generate import active, expand
+from pytest_rdma.report.output_failures import OutputFailures
 from pytest_rdma.report.record import (
     CRASH_MARK,
     REPORT_KEY,
@@ -46,6 +47,7 @@ class Results:
         self.records: list[Record] = []
         self.identities: dict[str, Identity] = {}
         self.sinks: list[Sink] = []
+        self.output_failures = OutputFailures()  # the writers of the sinks say here when their output fails
         self.unfinished: list[str] = []  # checks cut short before pytest reported an outcome for them
         self._pending: dict[str, tuple[CheckInfo, list[Phase], str]] = {}
         self._by_name: dict[str, tuple[Case | None, str]] | None = None
@@ -102,6 +104,12 @@ class Results:
         info, phases, worker = self._pending.pop(nodeid)
         record = merge(info, phases, worker)
         self.records.append(record)
+        if record.get("reproducer_error"):
+            self.output_failures.say(
+                "--rdma-reproducers",
+                f"{self.output_failures.reproducers}: {record['reproducer_error']}; deviations from here on may "
+                "have no reproducer files",
+            )
         for sink in self.sinks:
             sink(record)
 

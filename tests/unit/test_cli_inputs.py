@@ -253,3 +253,81 @@ def test_the_installed_command_prints_no_traceback(tmp_path: Path) -> None:
     )
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and "no such file" in done.stderr
+
+
+def lines_file(tmp_path: Path) -> Path:
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(SESSION) + "\n" + json.dumps({"type": "result", **RECORD}) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        ("a-dir", "a-dir is a directory; give a file path, e.g. "),
+        ("a-file/results.json", "a-file is a file, so nothing can be made under it"),
+    ],
+)
+def test_finish_output_that_cannot_take_the_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str, says: str
+) -> None:
+    (tmp_path / "a-dir").mkdir()
+    (tmp_path / "a-file").write_text("kept\n")
+    code = main(["finish", str(lines_file(tmp_path)), "-o", str(tmp_path / output)])
+    assert_one_line(code, capsys.readouterr(), "pytest-rdma finish: -o ", says)
+    assert (tmp_path / "a-file").read_text() == "kept\n" and not any((tmp_path / "a-dir").iterdir())
+
+
+def test_finish_keeps_an_existing_document_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = lines_file(tmp_path)
+    assert main(["finish", str(lines)]) == 0
+    capsys.readouterr()
+    assert_one_line(main(["finish", str(lines)]), capsys.readouterr(), "results.json exists", "--force replaces it")
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        ("a-file", "a-file is a file, not a directory; give a directory"),
+        ("a-file/report", "a-file is a file, so nothing can be made under it"),
+    ],
+)
+def test_report_output_that_cannot_take_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str, says: str
+) -> None:
+    (tmp_path / "a-file").write_text("kept\n")
+    (tmp_path / "allure-results").mkdir()
+    code = main(["report", str(tmp_path / "allure-results"), "-o", str(tmp_path / output)])
+    assert_one_line(code, capsys.readouterr(), "pytest-rdma report: -o ", says)
+    assert (tmp_path / "a-file").read_text() == "kept\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"stable_id": None}, "the record has no 'stable_id'; give the check's stable id"),
+        ({"observation": "returned 0"}, "'observation' is a string; give an object (docs/results-schema.md)"),
+    ],
+)
+def test_waivers_on_a_record_no_waiver_can_be_drafted_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict, says: str
+) -> None:
+    record = {key: value for key, value in {**RECORD, **change}.items() if value is not None}
+    code = main(["waivers", "rxe", str(results_file(tmp_path, [record]))])
+    # The results reader refuses such a record for every command (report/schema.py), before a draft.
+    assert_one_line(code, capsys.readouterr(), "pytest-rdma waivers: ", says)
+
+
+def test_a_command_that_crashes_exits_3_not_1(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Exit 1 means "gate failed" or "regression": a bug of ours must not read as either.
+    def crash(argv: list[str]) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(COMMANDS, "compare", crash)
+    assert main(["compare", "r.json"]) == 3
+    err = capsys.readouterr().err
+    assert "RuntimeError: a bug" in err and err.splitlines()[-1] == (
+        "pytest-rdma compare: internal error (a bug: please report the traceback above)"
+    )

@@ -142,15 +142,22 @@ def test_collecting_the_packaged_suite_needs_no_device(pytester: pytest.Pytester
 
 
 def test_a_users_device_test_without_a_device_says_how(pytester: pytest.Pytester) -> None:
+    # Before any test runs: a usage error naming the test and --rdma-dev, not the fixture's traceback (exit 1).
     pytester.makepyfile("def test_uses_device(rdma_dut):\n    pass\n\ndef test_plain():\n    pass\n")
     result = pytester.runpytest("-p", "no:xdist")
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(
-        [
-            "rdma: no device chosen (--rdma-dev NAME); devices on this host: none",
-            "*no RDMA device named: give one with --rdma-dev NAME*",
-        ]
+    one_line_usage_error(
+        result,
+        "ERROR: test_a_users_device_test_without_a_device_says_how.py::test_uses_device uses the fixture rdma_dut, "
+        "but no RDMA device named: give one with --rdma-dev NAME*",
     )
+    assert "passed" not in result.stdout.str()  # nothing ran
+    # Under xdist the workers collect: each such test is an error in one line, the same words.
+    spread = pytester.runpytest("-n", "1")
+    spread.assert_outcomes(passed=1, errors=1)
+    spread.stdout.fnmatch_lines(["*this test uses the fixture rdma_dut, but no RDMA device named: give one with*"])
+    assert "Traceback" not in spread.stdout.str() and "raise " not in spread.stdout.str()
+    # Collecting needs no device.
+    assert pytester.runpytest("-p", "no:xdist", "--collect-only").ret == pytest.ExitCode.OK
 
 
 # -- the port and GID start-up check, with the device faked where it is opened -------------------------
