@@ -17,6 +17,8 @@ from typing import TypedDict, Union, cast
 
 import pytest
 
+from pytest_rdma import capabilities
+
 GUARD_MODES = ("fail", "report", "off")
 # An option's value once read: what its parse function returns, or its default.
 Value = Union[tuple[str, ...], int, bool, str, None]
@@ -149,6 +151,18 @@ OPTIONS: tuple[Option, ...] = (
         switch=True,
     ),
     Option(
+        "require",
+        "--rdma-require",
+        "rdma_require",
+        "RDMA_REQUIRE",
+        capabilities.names,
+        (),
+        "a capability the device must advertise (repeatable, or comma separated; e.g. srq, ud, mw2, atomics: "
+        "see the README's vocabulary): a check unsupported for its lack fails the run",
+        "NAME",
+        many=True,
+    ),
+    Option(
         "json",
         "--rdma-json",
         "rdma_json",
@@ -247,6 +261,7 @@ class Settings:
     gid_index: int
     expectations: tuple[str, ...] | None  # None: the shipped files; (): no waivers at all
     strict: bool
+    require: tuple[str, ...]  # capabilities every device must advertise (pytest_rdma.capabilities)
     json: Path | None
     reproducers: Path
     confirm: bool
@@ -310,6 +325,7 @@ class Values(TypedDict):
     gid_index: int
     expectations: tuple[str, ...] | None
     strict: bool
+    require: tuple[str, ...]
     json: str | None
     junit: str | None
     allure: str | None
@@ -360,6 +376,7 @@ def read(config: pytest.Config) -> Settings:
         gid_index=values["gid_index"],
         expectations=values["expectations"],
         strict=values["strict"],
+        require=values["require"],
         json=json_path,
         reproducers=Path(reproducers),
         confirm=values["confirm"],

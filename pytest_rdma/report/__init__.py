@@ -26,12 +26,14 @@ __all__ = ["register"]
 def register(config: pytest.Config) -> None:
     """Register the recorder everywhere, and the reporters only where results are written."""
     from pytest_rdma.report import deviation_report
+    from pytest_rdma.report.profile import Requirements
     from pytest_rdma.report.recorder import Recorder
     from pytest_rdma.report.whole_checks import WholeChecks
 
     options = settings.get(config)
     waivers = expectations.load(options.expectations)
-    config.pluginmanager.register(Recorder(options, waivers), "rdma-recorder")
+    requirements = Requirements(options.require, options.source("require"), waivers)
+    config.pluginmanager.register(Recorder(options, waivers, requirements), "rdma-recorder")
     config.pluginmanager.register(deviation_report, "rdma-deviation-report")
     config.pluginmanager.register(WholeChecks(), "rdma-whole-checks")
     if hasattr(config, "workerinput"):
@@ -41,7 +43,7 @@ def register(config: pytest.Config) -> None:
 
     results = Results(options.devices)
     config.pluginmanager.register(results, "rdma-results")
-    summary = Summary(results, waivers, options.strict, str(options.reproducers))
+    summary = Summary(results, waivers, options.strict, str(options.reproducers), requirements)
     config.pluginmanager.register(summary, "rdma-summary")
     if options.json is not None:
         from pytest_rdma.report.jsonfile import JsonResults
@@ -50,8 +52,9 @@ def register(config: pytest.Config) -> None:
     if options.junit is not None:
         from pytest_rdma.report.junit import JunitFile
 
-        config.pluginmanager.register(JunitFile(options.junit, results), "rdma-junit")
+        config.pluginmanager.register(JunitFile(options.junit, results, summary), "rdma-junit")
     if options.allure_dir is not None:
         from pytest_rdma.report.allure_writer import AllureWriter
 
-        config.pluginmanager.register(AllureWriter(options.allure_dir, results, options.reproducers), "rdma-allure")
+        writer = AllureWriter(options.allure_dir, results, options.reproducers, summary)
+        config.pluginmanager.register(writer, "rdma-allure")

@@ -12,7 +12,8 @@ written here with json.dumps, so no value from a result is ever pasted into code
   deviation, crash or timeout, error, waived deviation (known, by its reason and link),
   unsupported (by the capability the device does not advertise), not exercised, and a waiver
   that is no longer needed;
-- qualityGate: no non-waived deviation, crash or timeout (`allure quality-gate` exits 1);
+- qualityGate: no non-waived deviation, crash or timeout, and no check unsupported for the lack of a
+  required capability (`allure quality-gate` exits 1);
 - historyPath: a JSON-lines file each report appends to, so the next report marks what changed
   (new, fixed, regressed) since this one;
 - the "awesome" report as one self-contained HTML file, its tree grouped driver > verb > claim.
@@ -90,6 +91,14 @@ CATEGORIES: list[JsonObject] = [
         "matchers": _outcome(WAIVED),
         "groupBy": ["environment", {"label": "known_issue"}],
         "groupByMessage": False,
+    },
+    {
+        "id": "required",
+        "name": "Required, not advertised (a capability the run requires: --rdma-require, require = [...])",
+        "matchers": {"labels": {"required": ".+"}},
+        "groupBy": ["environment", {"label": "required"}],
+        "groupByMessage": False,
+        "expand": True,
     },
     {
         "id": "unsupported",
@@ -215,7 +224,9 @@ def config_module(name: str, drivers: Mapping[str, Environment], history: Path |
         "      {",
         f"        id: {json.dumps(GATE_ID)},",
         "        maxFailures: 0,",
-        '        filter: (tr) => tr.labels.some((label) => label.name === "outcome" && GATED.includes(label.value)),',
+        "        filter: (tr) => tr.labels.some(",
+        '          (label) => (label.name === "outcome" && GATED.includes(label.value)) || label.name === "required",',
+        "        ),",
         "      },",
         "    ],",
         "  },",

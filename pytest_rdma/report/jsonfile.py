@@ -27,6 +27,7 @@ import pytest
 
 from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.expectations import WaiverRecord
+from pytest_rdma.report.profile import Requirement
 from pytest_rdma.report.record import SCHEMA_VERSION, Identity, Record
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results, counts
@@ -63,6 +64,7 @@ class Document(SessionFacts, total=False):
     results: list[Record]
     unfinished: list[str]
     waivers: dict[str, list[WaiverRecord]]  # stale and refused (expectations.review)
+    profile: dict[str, list[Requirement]]  # device -> its required capabilities and how each held
 
 
 def lines_path(path: Path) -> Path:
@@ -146,6 +148,7 @@ class JsonResults:
             unfinished=self.results.unfinished,
         )
         document["waivers"] = self.summary.waivers
+        document["profile"] = self.summary.profile
         write(self.path, document)
 
 
