@@ -134,6 +134,9 @@ def _walk(value: object, key: str = "") -> Iterator[tuple[str, object]]:
             yield from _walk(item, key)
 
 
+_NAMING = ("needs", "only_if", "vars", "params", "call")
+
+
 def needed(spec: Mapping[str, object]) -> tuple[set[Cap], set[str]]:
     """What a case's spec needs the device to advertise (its needs, a state's only_if, a gate it needs
     advertised), and the QP types it makes. A gate whose both sides the case checks is no need."""
@@ -141,10 +144,12 @@ def needed(spec: Mapping[str, object]) -> tuple[set[Cap], set[str]]:
     qp_types: set[str] = set()
     params = spec.get("params")
     gate_needed = isinstance(params, Mapping) and params.get("only") == "advertised"
-    for key, value in _walk(spec):
+    # Only where a case names what it needs and the QP it makes: its expectations and steps are
+    # most of a spec and name neither (a walk of them all cost more than the rest of a record).
+    for key, value in _walk({part: spec[part] for part in _NAMING if part in spec}):
         if isinstance(value, Cap) and (key in ("needs", "only_if") or (key == "gate" and gate_needed)):
             caps.add(value)
-        elif key == "qp_type" and isinstance(value, str) and value.startswith("IBV_QPT_"):
+        elif key.rsplit(".", 1)[-1] == "qp_type" and isinstance(value, str) and value.startswith("IBV_QPT_"):
             qp_types.add(value)
     return caps, qp_types
 

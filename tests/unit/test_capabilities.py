@@ -70,6 +70,10 @@ def test_a_check_needs_the_capabilities_of_its_needs_and_its_qp_type() -> None:
     assert any("ud" in found for found in qp_cases.values())
     assert any("rc" in found and "ud" not in found for found in qp_cases.values())
     assert of_spec({"vars": {"qp_type": "IBV_QPT_UC"}, "needs": (Cap("attr.max_srq"),)}) == ("uc", "srq")
+    # The QP type a call's struct field names ("qp_init_attr_ex.qp_type"), not only a variable's.
+    assert of_spec({"call": {"qp_init_attr_ex.qp_type": "IBV_QPT_UD"}}) == ("ud",)
+    # Its expectations and steps name no need (only where it says what it needs and makes).
+    assert of_spec({"expect": ({"needs": (Cap("attr.max_srq"),)},)}) == ()
     # A gate the check judges both ways (advertised: succeeds; not: refused) is no need.
     assert of_spec({"params": {"gate": Cap("attr.max_srq")}}) == ()
     assert of_spec({"params": {"gate": Cap("attr.max_srq"), "only": "advertised"}}) == ("srq",)
