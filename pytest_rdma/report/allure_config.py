@@ -49,6 +49,7 @@ IDENTITY_FIELDS = (
     ("transport", "transport"),
 )
 GATE_VARIABLE = "quality gate"
+REQUIRED_VARIABLE = "required capabilities"  # the run's profile (report/profile.py), per driver
 
 
 class Environment(TypedDict):
@@ -134,8 +135,36 @@ def read_environment(directory: Path) -> dict[str, Identity]:
     return dict(json.loads(path.read_text(encoding="utf-8")).get("devices") or {})
 
 
-def environments(devices: Mapping[str, Identity]) -> dict[str, Environment]:
-    """driver -> {"name", "variables"}: each driver's devices and their identities."""
+def read_profile(directory: Path) -> dict[str, list[JsonObject]]:
+    """device -> its required capabilities and how each held (empty when none was required)."""
+    path = directory / ENVIRONMENT_FILE
+    if not path.is_file():
+        return {}
+    return dict(json.loads(path.read_text(encoding="utf-8")).get("profile") or {})
+
+
+def merged_profiles(directories: Iterable[Path]) -> dict[str, list[JsonObject]]:
+    profiles: dict[str, list[JsonObject]] = {}
+    for directory in directories:
+        for device, entries in read_profile(directory).items():
+            profiles.setdefault(device, entries)
+    return profiles
+
+
+def required_text(entries: Iterable[Mapping[str, object]]) -> str:
+    """ "srq held (command line --rdma-require) · mw1 failed: attr.device_cap_flags&... = 0 (siw.toml:3)"."""
+    shown = []
+    for entry in entries:
+        why = f": {entry.get('why')}" if entry.get("status") == "failed" else ""
+        shown.append(f"{entry.get('capability')} {entry.get('status')}{why} ({entry.get('source')})")
+    return " · ".join(shown)
+
+
+def environments(
+    devices: Mapping[str, Identity], profiles: Mapping[str, Iterable[Mapping[str, object]]] | None = None
+) -> dict[str, Environment]:
+    """driver -> {"name", "variables"}: each driver's devices and their identities, and what each device
+    was required to support (`profiles`, device -> its profile)."""
     by_driver: dict[str, dict[str, Identity]] = {}
     for device, identity in sorted(devices.items()):
         by_driver.setdefault(str(identity.get("driver") or "unknown"), {})[device] = identity
@@ -153,6 +182,14 @@ def environments(devices: Mapping[str, Identity]) -> dict[str, Environment]:
                 variables[heading] = ", ".join(values.values())
             else:
                 variables[heading] = "; ".join(f"{device}: {value}" for device, value in values.items())
+        required = {device: required_text((profiles or {}).get(device, ())) for device in members}
+        required = {device: text for device, text in required.items() if text}
+        if required:
+            variables[REQUIRED_VARIABLE] = (
+                next(iter(required.values()))
+                if len(members) == 1
+                else "; ".join(f"{device}: {text}" for device, text in required.items())
+            )
         out[driver] = {"name": driver, "variables": variables}
     return out
 

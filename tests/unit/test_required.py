@@ -14,6 +14,7 @@ import pytest
 from report_helpers import make_project, node, records
 
 from pytest_rdma.expectations import parse, read
+from pytest_rdma.report.allure_config import REQUIRED_VARIABLE, environments, merged_devices, merged_profiles
 from pytest_rdma.report.profile import Requirements, profile
 from pytest_rdma.report.waivers import draft
 
@@ -89,8 +90,14 @@ def test_a_required_capability_the_device_lacks_fails_the_run_naming_the_attribu
     (failed,) = [r for r in results if r["status"] == "failed"]
     assert failed["statusDetails"]["message"] == said
     assert {"name": "required", "value": "srq"} in failed["labels"]
-    environment = json.loads((pytester.path / "allure" / "pytest-rdma-environment.json").read_text())
+    allure = pytester.path / "allure"
+    environment = json.loads((allure / "pytest-rdma-environment.json").read_text())
     assert environment["profile"]["siw0"][0]["status"] == "failed"
+    # `pytest-rdma report` shows it among each driver's environment variables.
+    drivers = environments(merged_devices([allure]), merged_profiles([allure]))
+    shown = drivers["siw"]["variables"][REQUIRED_VARIABLE]
+    assert shown == "srq failed: attr.max_srq = 0 (command line --rdma-require)"
+    assert drivers["rxe"]["variables"][REQUIRED_VARIABLE] == "srq not exercised (command line --rdma-require)"
 
 
 def test_a_required_capability_from_the_driver_s_file_fails_only_that_driver(
@@ -184,3 +191,13 @@ def test_waivers_drafts_the_require_list_from_what_the_runs_exercised(tmp_path: 
     assert 'require = ["rc", "srq", "atomics"]' in text.splitlines()
     waivers, required = read(text, tmp_path / "siw.toml")  # the draft is a valid expectations file
     assert [r.name for r in required] == ["rc", "srq", "atomics"] and len(waivers) == 1
+
+
+def test_the_report_s_quality_gate_and_categories_count_a_required_capability_not_advertised() -> None:
+    from pytest_rdma.report.allure_config import CATEGORIES, config_module
+
+    text = config_module("r", {}, None)
+    gate = text[text.index("qualityGate") : text.index("plugins")]
+    assert 'label.name === "required"' in gate  # a failed result labelled `required` fails the gate
+    (category,) = [c for c in CATEGORIES if c["id"] == "required"]
+    assert category["matchers"] == {"labels": {"required": ".+"}}
