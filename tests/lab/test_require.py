@@ -1,7 +1,9 @@
 """Required capabilities on a real provider: what the device does not advertise fails the run, by name.
 
 Which of srq, mw1 and mw2 the device advertises is read from the device itself (its attributes, as
-the checks read them), not assumed per driver: the run must fail exactly for those it lacks.
+the checks read them), not assumed per driver: the run must fail exactly for those it lacks. Three
+inner runs of a 26-check slice (the last a usage error): 409 s on siw0 and 676 s on rxe0 under TCG on a
+machine at load 25-36; a fraction of that idle.
 """
 
 from __future__ import annotations
