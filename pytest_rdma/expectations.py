@@ -4,6 +4,7 @@ A driver's file lists the deviations it is known to have, so a CI gate can tell 
 deviation from a new one. A waiver holds only while the device does what it records:
 
     driver = "rxe"                        # optional: defaults to the file's stem (rxe.toml -> rxe)
+    require = ["rc", "ud", "srq"]         # optional: capabilities the driver must advertise (capabilities.py)
 
     [[waiver]]
     id = "test_ibv_modify_qp[required-attrs-RC-INIT>RTR-without-AV]"   # the check's stable id (* and ? match)
@@ -18,7 +19,8 @@ deviation from a new one. A waiver holds only while the device does what it reco
 field's value): a waived check that deviates in another way is a deviation that says "waived
 X, observed Y". A waiver whose scope excludes the device does not apply. At the end of a run a
 waiver that matched no check is reported stale, and one whose check was not exercised (or is
-unsupported) is refused: a waiver needs an observation to hold.
+unsupported) is refused: a waiver needs an observation to hold. A check unsupported for the lack
+of a capability in `require` fails the run (report/profile.py).
 
 Anything malformed is a `pytest.UsageError` naming the file and the line: a CI gate that
 silently ignored a broken waiver file would pass or fail for the wrong reason.
@@ -35,6 +37,8 @@ from typing import TYPE_CHECKING, TypedDict
 
 import pytest
 
+from pytest_rdma import capabilities
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - older Pythons
@@ -47,7 +51,7 @@ SHIPPED_DIR = Path(__file__).with_name("expectations")
 SCOPES = ("kernel", "rdma_core", "firmware")
 WAIVER_KEYS = {"id", "reason", "link", "observed", *SCOPES}
 REQUIRED_KEYS = ("id", "reason", "link")
-TOP_LEVEL_KEYS = {"driver", "waiver"}
+TOP_LEVEL_KEYS = {"driver", "require", "waiver"}
 _WAIVER_HEADER = re.compile(r"^\s*\[\[\s*waiver\s*\]\]")
 _TOML_LINE = re.compile(r"line (\d+)")
 _RANGE = re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*([0-9][0-9A-Za-z.\-+_]*|\*)\s*$")
@@ -142,12 +146,27 @@ class Waiver:
         }
 
 
+@dataclass(frozen=True)
+class Required:
+    """A capability a driver's expectations file requires (`require = [...]`), and where."""
+
+    name: str
+    driver: str
+    file: str
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{Path(self.file).name}:{self.line}"
+
+
 @dataclass
 class Expectations:
     """Waivers by driver; the first waiver of the driver that matches the check and the device applies."""
 
     by_driver: dict[str, list[Waiver]] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
+    required: dict[str, list[Required]] = field(default_factory=dict)  # driver -> its files' `require`
     # Per driver, one pattern matching what any of its waivers matches: most checks have no waiver,
     # and one regex in C says so faster than a Python loop over dozens of waivers, per check.
     _any: dict[str, re.Pattern[str]] = field(default_factory=dict, repr=False, compare=False)
@@ -156,6 +175,11 @@ class Expectations:
         for waiver in waivers:
             self.by_driver.setdefault(waiver.driver, []).append(waiver)
             self._any.pop(waiver.driver, None)
+
+    def require(self, required: Iterable[Required]) -> None:
+        for entry in required:
+            if all(entry.name != known.name for known in self.required.get(entry.driver, ())):
+                self.required.setdefault(entry.driver, []).append(entry)
 
     def _any_of(self, driver: str) -> re.Pattern[str]:
         if driver not in self._any:
@@ -245,6 +269,12 @@ def _waiver_lines(text: str) -> list[int]:
 
 def parse(text: str, path: Path) -> list[Waiver]:
     """The waivers of one file; a UsageError naming file and line for anything malformed."""
+    return read(text, path)[0]
+
+
+def read(text: str, path: Path) -> tuple[list[Waiver], list[Required]]:
+    """The waivers and the required capabilities of one file; a UsageError naming file and line for
+    anything malformed."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -252,7 +282,9 @@ def parse(text: str, path: Path) -> list[Waiver]:
         raise _fail(path, int(found.group(1)) if found else 1, str(exc)) from None
     unknown = sorted(set(data) - TOP_LEVEL_KEYS)
     if unknown:
-        raise _fail(path, _line_of_key(text, unknown[0]), f"unknown key {unknown[0]!r} (allowed: driver, [[waiver]])")
+        raise _fail(
+            path, _line_of_key(text, unknown[0]), f"unknown key {unknown[0]!r} (allowed: driver, require, [[waiver]])"
+        )
     driver = data.get("driver", path.stem)
     if not isinstance(driver, str) or not driver:
         raise _fail(path, _line_of_key(text, "driver"), "'driver' must be a non-empty string")
@@ -261,7 +293,19 @@ def parse(text: str, path: Path) -> list[Waiver]:
         raise _fail(path, _line_of_key(text, "waiver"), "'waiver' must be an array of tables: [[waiver]]")
     lines = _waiver_lines(text)
     seen: dict[str, int] = {}
-    return [_waiver(entry, driver, path, lines[i] if i < len(lines) else 1, seen) for i, entry in enumerate(entries)]
+    waivers = [_waiver(entry, driver, path, lines[i] if i < len(lines) else 1, seen) for i, entry in enumerate(entries)]
+    return waivers, _required(data.get("require", []), driver, path, _line_of_key(text, "require"))
+
+
+def _required(names: object, driver: str, path: Path, line: int) -> list[Required]:
+    example = 'e.g. require = ["rc", "srq"]'
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise _fail(path, line, f"'require' must be a list of capability names, {example}")
+    try:
+        checked = capabilities.names(names)
+    except capabilities.UnknownCapability as exc:
+        raise _fail(path, line, f"require: {exc}") from None
+    return [Required(name, driver, str(path), line) for name in checked]
 
 
 def _waiver(entry: object, driver: str, path: Path, line: int, seen: dict[str, int]) -> Waiver:
@@ -314,13 +358,17 @@ def _line_of_key(text: str, key: str) -> int:
 
 
 def load_file(path: Path) -> list[Waiver]:
+    return read_file(path)[0]
+
+
+def read_file(path: Path) -> tuple[list[Waiver], list[Required]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise pytest.UsageError(f"--rdma-expectations {path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise _fail(path, path.read_bytes()[: exc.start].count(b"\n") + 1, "not UTF-8 text") from None
-    return parse(text, path)
+    return read(text, path)
 
 
 def load(paths: Iterable[str | Path] | None) -> Expectations:
@@ -336,6 +384,8 @@ def load(paths: Iterable[str | Path] | None) -> Expectations:
         else:
             raise pytest.UsageError(f"--rdma-expectations {entry}: no such file or directory")
         for path in files:
-            expectations.add(load_file(path))
+            waivers, required = read_file(path)
+            expectations.add(waivers)
+            expectations.require(required)
             expectations.sources.append(path.name if entry == SHIPPED_DIR else str(path))
     return expectations

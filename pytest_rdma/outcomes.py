@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pytest_rdma.catalogue.model import Cap
+
 # The outcome names used in every report.
 CONFORMS = "conforms"
 DEVIATES = "deviates"
@@ -50,11 +52,16 @@ class Deviation(AssertionError):
 
 
 class Unsupported(Exception):
-    """The device does not advertise what the claim needs: `capability` says which attribute and value."""
+    """The device does not advertise what the claim needs: `capability` says which attribute and value.
 
-    def __init__(self, capability: str) -> None:
+    `cap` is that attribute as the catalogue names it, when an attribute (not an answer) decided:
+    a required capability (pytest_rdma.capabilities) is matched against it.
+    """
+
+    def __init__(self, capability: str, cap: Cap | None = None) -> None:
         super().__init__(capability)
         self.capability = capability
+        self.cap = cap
 
 
 class NotExercised(Exception):

@@ -13,6 +13,7 @@ import pytest
 
 from pytest_rdma.calls.record import Call
 from pytest_rdma.cases import Case
+from pytest_rdma.catalogue.model import Cap
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.load import KINDS
 from pytest_rdma.outcomes import NOT_EXERCISED, UNSUPPORTED, Blocked, NotExercised, Unsupported
@@ -30,6 +31,7 @@ class Run:
     steps: dict[str, Call] = field(default_factory=dict)  # the check's named calls (expectations read them)
     skipped_as: str = ""  # UNSUPPORTED or NOT_EXERCISED, when the case did not conform or deviate
     reason: str = ""  # the capability the device lacks, why the precondition was not reached, ...
+    lacking: Cap | None = None  # unsupported: the attribute that decided it, as the catalogue names it
     blocked: bool = False
     teardown_failures: list[Call] = field(default_factory=list)
 
@@ -54,7 +56,7 @@ def run_case(request: pytest.FixtureRequest, case: Case, dut: DeviceUnderTest | 
         check.require_process(case.spec.get("when", ()))
         KINDS[case.kind].run(check)
     except Unsupported as exc:
-        run.skipped_as, run.reason = UNSUPPORTED, exc.capability
+        run.skipped_as, run.reason, run.lacking = UNSUPPORTED, exc.capability, exc.cap
     except NotExercised as exc:
         run.skipped_as, run.reason = NOT_EXERCISED, exc.reason
     except Blocked as exc:

@@ -20,6 +20,8 @@ from typing import TypedDict, Union, cast
 
 import pytest
 
+from pytest_rdma import capabilities
+
 GUARD_MODES = ("fail", "report", "off")
 # An option's value once read: what its parse function returns, or its default.
 Value = Union[tuple[str, ...], int, bool, str, None]
@@ -150,6 +152,18 @@ OPTIONS: tuple[Option, ...] = (
         False,
         "CI gate: a new deviation fails the run, and so does a waived check that now conforms",
         switch=True,
+    ),
+    Option(
+        "require",
+        "--rdma-require",
+        "rdma_require",
+        "RDMA_REQUIRE",
+        capabilities.names,
+        (),
+        "a capability the device must advertise (repeatable, or comma separated; e.g. srq, ud, mw2, atomics: "
+        "see the README's vocabulary): a check unsupported for its lack fails the run",
+        "NAME",
+        many=True,
     ),
     Option(
         "json",
@@ -287,6 +301,7 @@ class Settings:
     gid_index: int
     expectations: tuple[str, ...] | None  # None: the shipped files; (): no waivers at all
     strict: bool
+    require: tuple[str, ...]  # capabilities every device must advertise (pytest_rdma.capabilities)
     json: Path | None
     reproducers: Path
     confirm: bool
@@ -358,6 +373,7 @@ class Values(TypedDict):
     gid_index: int
     expectations: tuple[str, ...] | None
     strict: bool
+    require: tuple[str, ...]
     json: str | None
     junit: str | None
     allure: str | None
@@ -400,6 +416,7 @@ def read(config: pytest.Config) -> Settings:
         gid_index=values["gid_index"],
         expectations=values["expectations"],
         strict=values["strict"],
+        require=values["require"],
         json=json_path,
         reproducers=Path(reproducers),
         confirm=values["confirm"],

@@ -217,7 +217,7 @@ def gated(check: Check) -> None:
     missing = check.dut.missing(gate)
     only = params.get("only", "")
     if only == "advertised" and missing:
-        raise Unsupported(missing)
+        raise Unsupported(missing, gate)
     if only == "not-advertised" and not missing:
         raise Unsupported(f"{gate.attr} is advertised: the claim is about devices without it")
     check.run_steps(check.spec.get("steps", ()))

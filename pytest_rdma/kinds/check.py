@@ -251,7 +251,7 @@ class Check:
         for cap in caps:
             why = self.dut.missing(cap)
             if why:
-                raise Unsupported(why)
+                raise Unsupported(why, cap)
 
     def require_process(self, caps: Sequence[Cap]) -> None:
         """Not exercised unless the process running the check is what the claim needs (unprivileged, ...)."""

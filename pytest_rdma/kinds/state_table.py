@@ -330,7 +330,7 @@ def state_table(check: Check) -> None:
     spec = check.spec
     only_if: Cap | None = spec.get("only_if")
     if only_if is not None and check.dut.missing(only_if):
-        raise Unsupported(check.dut.missing(only_if))
+        raise Unsupported(check.dut.missing(only_if), only_if)
     fields = dict(spec.get("fields", {}))
     if spec.get("bad"):
         field, bad = spec["bad"]

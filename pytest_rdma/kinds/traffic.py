@@ -23,7 +23,7 @@ from typing import TypedDict, cast
 
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
-from pytest_rdma.catalogue.model import Buffer, Dev, Need, Value
+from pytest_rdma.catalogue.model import IB_TRANSPORTS, Buffer, Cap, Dev, Need, Value
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.network import ipv4_of, sockaddr
@@ -119,7 +119,10 @@ class Traffic:
         """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
-            raise Unsupported(f"transport = iwarp: iWARP connects only reliable connections, not {qp_type}")
+            raise Unsupported(
+                f"transport = iwarp: iWARP connects only reliable connections, not {qp_type}",
+                Cap("transport", "transport", IB_TRANSPORTS),  # what advertises UC and UD (pytest_rdma.capabilities)
+            )
         if peer:
             self.require_peer()
         sides = {"send": "dut", "recv": "peer" if peer else "dut"}

@@ -28,12 +28,14 @@ __all__ = ["register"]
 def register(config: pytest.Config) -> None:
     """Register the recorder everywhere, and the reporters only where results are written."""
     from pytest_rdma.report import deviation_report
+    from pytest_rdma.report.profile import Requirements
     from pytest_rdma.report.recorder import Recorder
     from pytest_rdma.report.whole_checks import WholeChecks
 
     options = settings.get(config)
     waivers = expectations.load(options.expectations)
-    config.pluginmanager.register(Recorder(options, waivers), "rdma-recorder")
+    requirements = Requirements(options.require, options.source("require"), waivers)
+    config.pluginmanager.register(Recorder(options, waivers, requirements), "rdma-recorder")
     config.pluginmanager.register(deviation_report, "rdma-deviation-report")
     config.pluginmanager.register(WholeChecks(), "rdma-whole-checks")
     if hasattr(config, "workerinput"):
@@ -45,7 +47,7 @@ def register(config: pytest.Config) -> None:
     config.pluginmanager.register(results, "rdma-results")
     results.output_failures.reproducers = options.reproducers
     config.pluginmanager.register(results.output_failures, "rdma-output-failures")
-    summary = Summary(results, waivers, options.strict, str(options.reproducers))
+    summary = Summary(results, waivers, options.strict, str(options.reproducers), requirements)
     config.pluginmanager.register(summary, "rdma-summary")
     if config.option.collectonly:
         return  # collecting writes nothing: no output need be writable (a read-only checkout)
@@ -56,8 +58,9 @@ def register(config: pytest.Config) -> None:
     if options.junit is not None:
         from pytest_rdma.report.junit import JunitFile
 
-        config.pluginmanager.register(JunitFile(options.junit, results), "rdma-junit")
+        config.pluginmanager.register(JunitFile(options.junit, results, summary), "rdma-junit")
     if options.allure_dir is not None:
         from pytest_rdma.report.allure_writer import AllureWriter
 
-        config.pluginmanager.register(AllureWriter(options.allure_dir, results, options.reproducers), "rdma-allure")
+        writer = AllureWriter(options.allure_dir, results, options.reproducers, summary)
+        config.pluginmanager.register(writer, "rdma-allure")

@@ -12,7 +12,8 @@ written here with json.dumps, so no value from a result is ever pasted into code
   deviation, crash or timeout, error, waived deviation (known, by its reason and link),
   unsupported (by the capability the device does not advertise), not exercised, and a waiver
   that is no longer needed;
-- qualityGate: no non-waived deviation, crash or timeout (`allure quality-gate` exits 1);
+- qualityGate: no non-waived deviation, crash or timeout, and no check unsupported for the lack of a
+  required capability (`allure quality-gate` exits 1);
 - historyPath: a JSON-lines file each report appends to, so the next report marks what changed
   (new, fixed, regressed) since this one;
 - the "awesome" report as one self-contained HTML file, its tree grouped driver > verb > claim.
@@ -50,6 +51,7 @@ IDENTITY_FIELDS = (
     ("transport", "transport"),
 )
 GATE_VARIABLE = "quality gate"
+REQUIRED_VARIABLE = "required capabilities"  # the run's profile (report/profile.py), per driver
 
 
 class Environment(TypedDict):
@@ -92,6 +94,14 @@ CATEGORIES: list[JsonObject] = [
         "matchers": _outcome(WAIVED),
         "groupBy": ["environment", {"label": "known_issue"}],
         "groupByMessage": False,
+    },
+    {
+        "id": "required",
+        "name": "Required, not advertised (a capability the run requires: --rdma-require, require = [...])",
+        "matchers": {"labels": {"required": ".+"}},
+        "groupBy": ["environment", {"label": "required"}],
+        "groupByMessage": False,
+        "expand": True,
     },
     {
         "id": "unsupported",
@@ -140,8 +150,36 @@ def read_environment(directory: Path) -> dict[str, Identity]:
     return dict(devices)
 
 
-def environments(devices: Mapping[str, Identity]) -> dict[str, Environment]:
-    """driver -> {"name", "variables"}: each driver's devices and their identities."""
+def read_profile(directory: Path) -> dict[str, list[JsonObject]]:
+    """device -> its required capabilities and how each held (empty when none was required)."""
+    path = directory / ENVIRONMENT_FILE
+    if not path.is_file():
+        return {}
+    return dict(json.loads(path.read_text(encoding="utf-8")).get("profile") or {})
+
+
+def merged_profiles(directories: Iterable[Path]) -> dict[str, list[JsonObject]]:
+    profiles: dict[str, list[JsonObject]] = {}
+    for directory in directories:
+        for device, entries in read_profile(directory).items():
+            profiles.setdefault(device, entries)
+    return profiles
+
+
+def required_text(entries: Iterable[Mapping[str, object]]) -> str:
+    """ "srq held (command line --rdma-require) · mw1 failed: attr.device_cap_flags&... = 0 (siw.toml:3)"."""
+    shown = []
+    for entry in entries:
+        why = f": {entry.get('why')}" if entry.get("status") == "failed" else ""
+        shown.append(f"{entry.get('capability')} {entry.get('status')}{why} ({entry.get('source')})")
+    return " · ".join(shown)
+
+
+def environments(
+    devices: Mapping[str, Identity], profiles: Mapping[str, Iterable[Mapping[str, object]]] | None = None
+) -> dict[str, Environment]:
+    """driver -> {"name", "variables"}: each driver's devices and their identities, and what each device
+    was required to support (`profiles`, device -> its profile)."""
     by_driver: dict[str, dict[str, Identity]] = {}
     for device, identity in sorted(devices.items()):
         by_driver.setdefault(str(identity.get("driver") or "unknown"), {})[device] = identity
@@ -159,6 +197,14 @@ def environments(devices: Mapping[str, Identity]) -> dict[str, Environment]:
                 variables[heading] = ", ".join(values.values())
             else:
                 variables[heading] = "; ".join(f"{device}: {value}" for device, value in values.items())
+        required = {device: required_text((profiles or {}).get(device, ())) for device in members}
+        required = {device: text for device, text in required.items() if text}
+        if required:
+            variables[REQUIRED_VARIABLE] = (
+                next(iter(required.values()))
+                if len(members) == 1
+                else "; ".join(f"{device}: {text}" for device, text in required.items())
+            )
         out[driver] = {"name": driver, "variables": variables}
     return out
 
@@ -230,7 +276,9 @@ def config_module(name: str, drivers: Mapping[str, Environment], history: Path |
         "      {",
         f"        id: {json.dumps(GATE_ID)},",
         "        maxFailures: 0,",
-        '        filter: (tr) => tr.labels.some((label) => label.name === "outcome" && GATED.includes(label.value)),',
+        "        filter: (tr) => tr.labels.some(",
+        '          (label) => (label.name === "outcome" && GATED.includes(label.value)) || label.name === "required",',
+        "        ),",
         "      },",
         "    ],",
         "  },",

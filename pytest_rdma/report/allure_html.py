@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_rdma.command_line import InputError, Parser, fail
-from pytest_rdma.report.allure_config import config_module, environments, merged_devices
+from pytest_rdma.report.allure_config import config_module, environments, merged_devices, merged_profiles
 from pytest_rdma.writable import DIRECTORY, problem
 
 ALLURE_PACKAGE = "allure"
@@ -121,7 +121,7 @@ class Report:
 
 def write_config(results_dirs: Sequence[Path], path: Path, name: str, history: Path | None, gate: str = "") -> Path:
     """allurerc.mjs for these results (see allure_config.py)."""
-    drivers = environments(merged_devices(results_dirs))
+    drivers = environments(merged_devices(results_dirs), merged_profiles(results_dirs))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(config_module(name, drivers, history, gate), encoding="utf-8")
     return path

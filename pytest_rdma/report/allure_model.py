@@ -42,6 +42,7 @@ from pytest_rdma.outcomes import (
     WAIVED,
 )
 from pytest_rdma.report import links
+from pytest_rdma.report.profile import failure_text
 from pytest_rdma.report.redact import redact
 
 if TYPE_CHECKING:
@@ -185,6 +186,8 @@ def status_message(record: Record) -> str:
             f"waived: {waiver.get('reason') or reason.removeprefix('waived: ')} ({waiver.get('link', '')}); "
             f"expected {expected}; observed {observed}"
         )
+    if record.get("required"):
+        return failure_text(record["required"])
     if outcome == UNSUPPORTED:
         return f"unsupported: {reason}" + (
             " (blocked: no check of this kind can run here)" if record.get("blocked") else ""
@@ -295,6 +298,8 @@ def labels(record: Record) -> list[dict[str, str]]:
     waiver = record.get("waiver") or {}
     if waiver.get("status"):
         pairs.append(("waiver", str(waiver["status"])))
+    if record.get("required"):
+        pairs.append(("required", record["required"]["capability"]))
     if record["outcome"] == WAIVED and waiver:
         pairs.append(("known_issue", f"{waiver.get('reason', '')} ({links.once(str(waiver.get('link', '')))})"))
     return [{"name": name, "value": value} for name, value in pairs if value]
@@ -396,7 +401,7 @@ def convert(record: Record, *, stop_ms: int, python_text: str = "", quote: str =
         "fullName": f"{driver_of(record)}.{record.get('verb') or record.get('test') or ''}: {stable_id} on {device}",
         "name": redact(title(record)),
         "description": description(record, bool(reproducer.get("c_text") or python_text), quote),
-        "status": STATUS.get(outcome, "unknown"),
+        "status": "failed" if record.get("required") else STATUS.get(outcome, "unknown"),
         "statusDetails": {
             "message": redact(message)[:TEXT_LIMIT],
             "trace": redact(trace)[-TEXT_LIMIT:],

@@ -21,15 +21,19 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import pytest
 
 from pytest_rdma.report.allure_config import ENVIRONMENT_FILE
 from pytest_rdma.report.allure_model import convert
 from pytest_rdma.report.manpages import passage
+from pytest_rdma.report.profile import Requirement
 from pytest_rdma.report.record import Identity, Record
 from pytest_rdma.report.results import Results
+
+if TYPE_CHECKING:
+    from pytest_rdma.report.terminal import Summary
 
 # What Allure reads from a results directory and an earlier run may have left there (a killed one, its
 # half-written temporary files too).
@@ -45,11 +49,12 @@ STALE = (
 )
 
 
-class RunEnvironment(TypedDict):
+class RunEnvironment(TypedDict, total=False):
     """The run's devices, written with the Allure results (allure_config.read_environment reads them)."""
 
     schema_version: int
     devices: dict[str, Identity]
+    profile: dict[str, list[Requirement]]  # device -> its required capabilities (at the end of the run)
 
 
 def clear(directory: Path) -> None:
@@ -70,10 +75,11 @@ def write_json(path: Path, data: Mapping[str, object]) -> None:
 
 
 class AllureWriter:
-    def __init__(self, directory: Path, results: Results, reproducers: Path) -> None:
+    def __init__(self, directory: Path, results: Results, reproducers: Path, summary: Summary | None = None) -> None:
         self.directory = directory
         self.results = results
         self.reproducers = reproducers
+        self.summary = summary  # its profile: the devices' required capabilities (after its sessionfinish)
         self._deferred: list[Record] = []  # records without a device, until the run's devices are known
         self._devices: dict[str, Identity] = {}
         results.sinks.append(self.append)
@@ -110,7 +116,10 @@ class AllureWriter:
         self.write(record)
 
     def environment(self) -> RunEnvironment:
-        return {"schema_version": 1, "devices": self._devices}
+        environment: RunEnvironment = {"schema_version": 1, "devices": self._devices}
+        if self.summary is not None and self.summary.profile:
+            environment["profile"] = self.summary.profile
+        return environment
 
     def write(self, record: Record) -> None:
         _, quote = passage(str(record.get("ref") or ""), str(record.get("claim_text") or ""))

@@ -28,6 +28,7 @@ import pytest
 from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.expectations import WaiverRecord
 from pytest_rdma.report import schema
+from pytest_rdma.report.profile import Requirement
 from pytest_rdma.report.record import SCHEMA_VERSION, Identity, Record
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results, counts
@@ -66,6 +67,7 @@ class Document(SessionFacts, total=False):
     unfinished: list[str]
     waivers: dict[str, list[WaiverRecord]]  # stale and refused (expectations.review)
     usage_error: str  # the run stopped on this usage error before any check (report/usage_error.py)
+    profile: dict[str, list[Requirement]]  # device -> its required capabilities and how each held
 
 
 def lines_path(path: Path) -> Path:
@@ -183,6 +185,7 @@ class JsonResults:
             unfinished=self.results.unfinished,
         )
         document["waivers"] = self.summary.waivers
+        document["profile"] = self.summary.profile
         try:
             write(self.path, document)
         except OSError as error:

@@ -22,15 +22,20 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_rdma.guard.findings import leak_text
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report import links
+from pytest_rdma.report.profile import Requirement, failure_text
 from pytest_rdma.report.record import Identity, Phase, Record
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results
+
+if TYPE_CHECKING:
+    from pytest_rdma.report.terminal import Summary
 
 FAILURE = (DEVIATES,)
 ERRORS = (CRASH, TIMEOUT, ERROR)
@@ -73,6 +78,7 @@ def case_properties(record: Record) -> list[tuple[str, str]]:
         ("waiver", waiver.get("status", "")),
         ("waiver_reason", waiver.get("reason", "")),
         ("waiver_link", waiver.get("link", "")),
+        ("required", failure_text(record["required"]) if record.get("required") else ""),
     ]
     pairs += finding_properties(record)
     return [(key, str(value)) for key, value in pairs if value]
@@ -106,7 +112,9 @@ def testcase(record: Record) -> ET.Element:
         for key, value in pairs:
             ET.SubElement(props, "property", name=key, value=xml_text(value))
     outcome = record["outcome"]
-    if outcome in FAILURE:
+    if record.get("required"):  # unsupported, for the lack of a capability the run requires
+        ET.SubElement(case, "failure", type="required", message=xml_text(failure_text(record["required"])))
+    elif outcome in FAILURE:
         element = ET.SubElement(
             case,
             "failure",
@@ -131,7 +139,24 @@ def testcase(record: Record) -> ET.Element:
     return case
 
 
-def document(records: Sequence[Record], identities: Mapping[str, Identity]) -> ET.Element:
+def failed(record: Record) -> bool:
+    return record["outcome"] in FAILURE or bool(record.get("required"))
+
+
+def profile_properties(requirements: Sequence[Requirement]) -> list[tuple[str, str]]:
+    """A device's required capabilities, as its testsuite's properties: require.srq = "held (siw.toml:4)"."""
+    pairs = []
+    for entry in requirements:
+        why = f": {entry['why']}" if entry["status"] == "failed" else ""
+        pairs.append((f"require.{entry['capability']}", f"{entry['status']}{why} ({entry['source']})"))
+    return pairs
+
+
+def document(
+    records: Sequence[Record],
+    identities: Mapping[str, Identity],
+    profile: Mapping[str, Sequence[Requirement]] | None = None,
+) -> ET.Element:
     root = ET.Element("testsuites", name="pytest-rdma")
     groups: dict[str, list[Record]] = {}
     for record in records:
@@ -142,9 +167,9 @@ def document(records: Sequence[Record], identities: Mapping[str, Identity]) -> E
         driver = identity.get("driver") or next((r.get("driver") for r in group if r.get("driver")), "")
         counts = {
             "tests": len(group),
-            "failures": sum(1 for r in group if r["outcome"] in FAILURE),
+            "failures": sum(1 for r in group if failed(r)),
             "errors": sum(1 for r in group if r["outcome"] in ERRORS),
-            "skipped": sum(1 for r in group if r["outcome"] in SKIPPED),
+            "skipped": sum(1 for r in group if r["outcome"] in SKIPPED and not failed(r)),
         }
         suite = ET.SubElement(
             root,
@@ -154,9 +179,10 @@ def document(records: Sequence[Record], identities: Mapping[str, Identity]) -> E
             # The counts go to **extra (strings); mypy also matches a ** argument against attrib.
             **{k: str(v) for k, v in counts.items()},  # type: ignore[arg-type]
         )
-        if identity:  # junit-10.xsd: <properties> holds at least one <property>
+        pairs = sorted(identity.items()) + profile_properties((profile or {}).get(device, ()))
+        if pairs:  # junit-10.xsd: <properties> holds at least one <property>
             props = ET.SubElement(suite, "properties")
-            for key, value in sorted(identity.items()):
+            for key, value in pairs:
                 ET.SubElement(props, "property", name=key, value=xml_text(value))
         for record in group:
             suite.append(testcase(record))
@@ -181,9 +207,10 @@ def write(path: Path, root: ET.Element) -> None:
 
 
 class JunitFile:
-    def __init__(self, path: Path, results: Results) -> None:
+    def __init__(self, path: Path, results: Results, summary: Summary | None = None) -> None:
         self.path = path
         self.results = results
+        self.summary = summary  # its profile: the devices' required capabilities (after its sessionfinish)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Written only at the end: a run killed before it must not leave an earlier run's file behind.
@@ -195,8 +222,9 @@ class JunitFile:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.results.finish_pending()
+        profile = self.summary.profile if self.summary is not None else None
         try:
-            write(self.path, document(self.results.records, self.results.identities))
+            write(self.path, document(self.results.records, self.results.identities, profile))
         except OSError as error:
             self.results.output_failures.failed(
                 "--rdma-junit",

@@ -17,6 +17,7 @@ from typing import Literal, TypedDict, cast
 
 import pytest
 
+from pytest_rdma import capabilities
 from pytest_rdma.calls.invoke import decided_above
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.cases import Case
@@ -35,6 +36,7 @@ from pytest_rdma.outcomes import (
     Deviation,
 )
 from pytest_rdma.report.confirm import Confirmation
+from pytest_rdma.report.profile import RequiredFailure
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 from pytest_rdma.shapes import Json, JsonObject
@@ -95,6 +97,7 @@ class CaseFacts(TypedDict, total=False):
     case_id: str
     params: dict[str, str]
     family: str
+    capabilities: list[str]  # the vocabulary's names this check needs (pytest_rdma.capabilities)
 
 
 class CheckInfo(CaseFacts, total=False):
@@ -138,6 +141,7 @@ class Phase(Evidence, total=False):
     rerun: str
     leak: Leak | None
     kernel_log: KernelLogFinding | None
+    required: RequiredFailure  # unsupported for the lack of a required capability: the check fails
 
 
 class Record(CheckInfo, Phase, total=False):
@@ -185,6 +189,7 @@ def case_facts(case: Case) -> CaseFacts:
         "case_id": case.id,
         "params": dict(case.axes),
         "family": case.family,
+        "capabilities": list(capabilities.of_spec(case.spec)),
     }
 
 
@@ -229,6 +234,7 @@ def own_test_facts(item: pytest.Item, device: str) -> CaseFacts:
         "case_id": f"{name}-{variant}" if variant else name,
         "params": params,
         "family": "ibv" if claim else "",
+        "capabilities": [],  # a marker's `needs` is an attribute, not a capability name (capabilities.py)
     }
 
 
@@ -406,6 +412,7 @@ def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
         "deviation_ref",
         "decisive_call",
         "rerun",
+        "required",
     ):
         # Call 0 is a decisive call like any other: only absence (or an empty list) is no evidence.
         found = next((p[name] for p in phases if p.get(name) or p.get(name) == 0), None)

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_rdma.expectations import Expectations, Waiver
-from pytest_rdma.outcomes import DEVIATES, WAIVED, Deviation
+from pytest_rdma.outcomes import DEVIATES, UNSUPPORTED, WAIVED, Deviation
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm import confirm
 from pytest_rdma.report.junit import finding_properties
+from pytest_rdma.report.profile import Requirements, failure_text
 from pytest_rdma.report.record import (
     REPORT_KEY,
     CheckInfo,
@@ -47,9 +48,10 @@ JUNIT_IDENTITY_FIELDS = ("driver", "node_type", "transport", "firmware", "vendor
 
 
 class Recorder:
-    def __init__(self, settings: Settings, expectations: Expectations) -> None:
+    def __init__(self, settings: Settings, expectations: Expectations, requirements: Requirements) -> None:
         self.settings = settings
         self.expectations = expectations
+        self.requirements = requirements
 
     def info(self, item: pytest.Item) -> CheckInfo | None:
         info: CheckInfo | None = item.stash.get(INFO_KEY, None)
@@ -102,6 +104,15 @@ class Recorder:
             if waiver is not None and isinstance(exc, Deviation) and not waiver.matches_observation(exc.observation):
                 # The waiver records another observation: what is seen now is a new deviation.
                 phase = _unwaive(report, phase, waiver, exc)
+            if phase["outcome"] == UNSUPPORTED and run is not None and not run.blocked:
+                failure = self.requirements.failure(
+                    info.get("driver", ""), run.lacking, run.reason, info.get("capabilities", ())
+                )
+                if failure is not None:
+                    # Unsupported it stays (the device's answer); the run fails for it, saying which and why.
+                    report.outcome = "failed"
+                    report.longrepr = failure_text(failure)
+                    phase = {**phase, "pytest_outcome": "failed", "required": failure}
             phase.update(evidence(run, exc))
             if phase["outcome"] in (DEVIATES, WAIVED) and run is not None and case_of(item) is not None:
                 try:

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_rdma.expectations import Expectations, WaiverRecord, id_pattern, review
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.report.profile import Requirement, Requirements, failure_text, profile, profile_lines
 from pytest_rdma.report.record import Record
 from pytest_rdma.report.results import Results
 
@@ -46,16 +47,25 @@ def count_line(device: str, group: Sequence[Record]) -> str:
     return f"{device} ({driver}): {len(group)} checks: {shown}{note}"
 
 
+def failing(record: Record) -> bool:
+    """A deviation no waiver covers, a crash, a timeout, an error, or unsupported but required."""
+    return record["outcome"] in FAILING or bool(record.get("required"))
+
+
 def verdict(device: str, group: Sequence[Record]) -> tuple[str, bool]:
     """The verdict line of a device, and whether it fails the run."""
-    failing = [r for r in group if r["outcome"] in FAILING]
-    if failing:
-        kinds = ", ".join(
-            f"{sum(1 for r in failing if r['outcome'] == o)} {o}"
+    failed = [r for r in group if failing(r)]
+    if failed:
+        kinds = [
+            f"{sum(1 for r in failed if r['outcome'] == o)} {o}"
             for o in FAILING
-            if any(r["outcome"] == o for r in failing)
-        )
-        return f"{device}: FAILS: {kinds}", True
+            if any(r["outcome"] == o for r in failed)
+        ]
+        required = sorted({r["required"]["capability"] for r in failed if r.get("required")})
+        if required:
+            count = sum(1 for r in failed if r.get("required"))
+            kinds.append(f"{count} unsupported but required ({', '.join(required)})")
+        return f"{device}: FAILS: {', '.join(kinds)}", True
     if not any(r["outcome"] in EXERCISED for r in group):
         return (
             f"{device}: FAILS: nothing could be exercised on this device ({len(group)} checks unsupported or "
@@ -89,6 +99,8 @@ def deviation_lines(record: Record, reproducers: str) -> list[str]:
 
 def listed_lines(record: Record) -> list[str]:
     why = record.get("reason") or record.get("observed") or ""
+    if record.get("required"):
+        why = failure_text(record["required"])
     lines = [f"  {record['outcome']:<13} {record['stable_id']}: {why}"]
     if record.get("rerun"):  # a crash: the one command that runs the check again, alone
         lines.append(f"      rerun:    {record['rerun']}")
@@ -101,6 +113,7 @@ def render(
     reproducers: str,
     verbose: bool,
     waivers: Mapping[str, list[WaiverRecord]] | None = None,
+    required: Mapping[str, Sequence[Requirement]] | None = None,
 ) -> tuple[list[str], bool]:
     """The report's lines, and whether a device's verdict fails the run."""
     lines: list[str] = []
@@ -109,18 +122,20 @@ def render(
     for device, group in groups.items():
         lines.append(count_line(device or "no device", group))
     for device, group in groups.items():
-        new = [r for r in group if r["outcome"] in FAILING]
+        new = [r for r in group if failing(r)]
         if new:
             lines.append("")
             lines.append(f"{device or 'no device'}: {len(new)} not covered by a waiver:")
             for record in new:
                 lines += deviation_lines(record, reproducers) if record["outcome"] == DEVIATES else listed_lines(record)
         if verbose:
-            quiet = [r for r in group if r["outcome"] in (WAIVED, UNSUPPORTED, NOT_EXERCISED)]
+            quiet = [r for r in group if r["outcome"] in (WAIVED, UNSUPPORTED, NOT_EXERCISED) and not failing(r)]
             if quiet:
                 lines.append(f"{device or 'no device'}: waived, unsupported and not exercised:")
                 for record in quiet:
                     lines += listed_lines(record)
+    for device, entries in (required or {}).items():
+        lines += profile_lines(device, entries)
     for name, found in (waivers or {}).items():
         for waiver in found:
             lines.append(f"waiver {name}: {waiver['file']}:{waiver['line']} {waiver['pattern']}: {waiver['why']}")
@@ -152,13 +167,22 @@ def catalogue_ids(patterns: Iterable[str] | None = None) -> set[str]:
 class Summary:
     """The end of the run: the report, and an exit status that a CI can trust."""
 
-    def __init__(self, results: Results, expectations: Expectations, strict: bool, reproducers: str) -> None:
+    def __init__(
+        self,
+        results: Results,
+        expectations: Expectations,
+        strict: bool,
+        reproducers: str,
+        requirements: Requirements | None = None,
+    ) -> None:
         self.results = results
         self.expectations = expectations
         self.strict = strict
         self.reproducers = reproducers
+        self.requirements = requirements or Requirements((), "", expectations)
         self.fails = False
         self.waivers: dict[str, list[WaiverRecord]] = {}
+        self.profile: dict[str, list[Requirement]] = {}  # device -> what it was required to support, and how it held
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # After Results (tryfirst) finished the records, before the file writers (trylast) record the status.
@@ -167,6 +191,7 @@ class Summary:
             return
         # The whole catalogue's ids only for waivers that matched no check of this run (a -k, a node id).
         self.waivers = review(self.expectations, records, known=catalogue_ids)
+        self.profile = profile(records, self.requirements)
         _, self.fails = render(records, reproducers=self.reproducers, verbose=False, waivers=self.waivers)
         broken_waivers = self.strict and any(self.waivers.values())
         if (self.fails or broken_waivers) and session.exitstatus == pytest.ExitCode.OK:
@@ -179,7 +204,9 @@ class Summary:
         # -v, or -r with skips or xfails asked for (-rs, -rx, -ra, -rA): pytest's default -rfE lists neither.
         chars = str(config.getoption("reportchars", "") or "")
         verbose = config.get_verbosity() > 0 or any(c in chars for c in "sxaA")
-        lines, _ = render(records, reproducers=self.reproducers, verbose=verbose, waivers=self.waivers)
+        lines, _ = render(
+            records, reproducers=self.reproducers, verbose=verbose, waivers=self.waivers, required=self.profile
+        )
         terminalreporter.section("rdma results per device")
         for line in lines:
             terminalreporter.write_line(line)

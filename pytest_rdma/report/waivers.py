@@ -1,5 +1,8 @@
 """Draft an expectations file from lab results: one waiver per observed deviation of a driver.
 
+It drafts the driver's `require` list too: every capability a check of the runs exercised (the device
+advertised it, and the check reached the device's answer), so later runs fail where one goes missing.
+
     pytest-rdma waivers siw results.json [more.json|.jsonl ...] > siw.toml
     pytest-rdma waivers siw results.json -o siw.toml
 
@@ -19,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_rdma.capabilities import NAMES
 from pytest_rdma.command_line import InputError, Parser, fail
 
 if TYPE_CHECKING:
@@ -34,14 +38,21 @@ def _toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
+# A check of these outcomes reached the device's answer: the capabilities it needs were advertised.
+EXERCISED = ("conforms", "deviates", "waived")
+
+
 def draft(driver: str, documents: list[Document]) -> str:
     waivers: dict[str, Record] = {}
     identity: Identity = {}
+    exercised: set[str] = set()
     for document in documents:
         for record in document.get("results", []):
             if record.get("driver") != driver:
                 continue
             identity = identity or record.get("identity") or {}
+            if record.get("outcome") in EXERCISED:
+                exercised.update(record.get("capabilities") or ())
             if record.get("outcome") not in ("deviates", "waived"):
                 continue
             waivers.setdefault(record["stable_id"], record)
@@ -52,6 +63,10 @@ def draft(driver: str, documents: list[Document]) -> str:
         f"# kernel {identity.get('kernel', '?')}, rdma-core {identity.get('rdma_core', '?')}).",
         "# Format: pytest_rdma/expectations.py. Each reason records what was seen; refine it with",
         "# the why and a bug link once triaged. Regenerate: python -m pytest_rdma.report.waivers.",
+        "",
+        "# The capabilities checks of these runs exercised: a later run fails at a check unsupported for the",
+        "# lack of one (README: Required capabilities). Remove what the driver need not support.",
+        f"require = [{', '.join(_toml_string(name) for name in NAMES if name in exercised)}]",
         "",
     ]
     for stable_id, record in sorted(waivers.items()):

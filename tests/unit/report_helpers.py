@@ -52,6 +52,7 @@ import pytest
 
 from pytest_rdma import generate
 from pytest_rdma.calls.record import Call, Handle, Sym
+from pytest_rdma.catalogue.model import Cap
 from pytest_rdma.kinds.registry import KINDS, kind
 from pytest_rdma.outcomes import Blocked, NotExercised, Unsupported
 from pytest_rdma.provider.identity import DeviceIdentity
@@ -122,6 +123,8 @@ def demo(check):
         raise check.deviation("refused with EINVAL", f"errno {name}", {"errno": name}, call)
     elif what == "unsupported":
         raise Unsupported("attr.max_qp_wr = 0")
+    elif what == "no-srq":  # unsupported for the lack of an attribute the capabilities' vocabulary names
+        raise Unsupported("attr.max_srq = 0", Cap("attr.max_srq"))
     elif what == "not-exercised":
         raise NotExercised("could not reach RTS: ibv_modify_qp RTR>RTS failed (errno EINVAL)")
     elif what == "blocked":

@@ -1,0 +1,176 @@
+"""The capabilities a driver can be required to have (`--rdma-require`, an expectations file's `require`).
+
+Each name maps to what the device advertises it by: the attributes (and the transport) that the
+catalogue's claims already name in their `needs`, so a check that is unsupported for lack of one
+says exactly the attribute a requirement names. A name may also stand for a QP type: a check of
+that type exercises it. A device that does not advertise a required capability fails the run at
+each check unsupported for its lack ("required, not advertised: attr.max_srq = 0").
+
+Data and lookups only: no pytest, no device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from pytest_rdma.catalogue.model import IB_TRANSPORTS, Cap
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One name of the vocabulary: the attributes that advertise it, and the QP type it is, if one."""
+
+    name: str
+    caps: tuple[Cap, ...]  # all of them advertised: the capability is
+    says: str  # what it is, in words (the README's table)
+    qp_type: str = ""  # "IBV_QPT_UD": a check of a QP of this type exercises it
+
+    @property
+    def attributes(self) -> str:
+        """The attributes that advertise it, as a person reads them (the README's table)."""
+        if not self.caps:
+            return "none: every verbs device has it"
+        return " and ".join(
+            f"transport in {'/'.join(cap.values)}" if cap.test == "transport" else f"{cap.attr} != 0"
+            for cap in self.caps
+        )
+
+
+def _flag(name: str) -> Cap:
+    return Cap(f"attr.device_cap_flags&{name}")
+
+
+_IB_TRANSPORT = Cap("transport", "transport", IB_TRANSPORTS)
+
+VOCABULARY: tuple[Capability, ...] = (
+    Capability("rc", (), "reliable connected QPs", "IBV_QPT_RC"),
+    Capability("uc", (_IB_TRANSPORT,), "unreliable connected QPs (InfiniBand transport)", "IBV_QPT_UC"),
+    Capability("ud", (_IB_TRANSPORT,), "unreliable datagram QPs (InfiniBand transport)", "IBV_QPT_UD"),
+    Capability("xrc", (_flag("IBV_DEVICE_XRC"),), "extended reliable connected QPs and XRC domains"),
+    Capability(
+        "raw_packet",
+        (Cap("transport", "transport", ("roce",)), Cap("attr_ex.raw_packet_caps")),
+        "raw packet QPs (an Ethernet port)",
+        "IBV_QPT_RAW_PACKET",
+    ),
+    Capability("srq", (Cap("attr.max_srq"),), "shared receive queues"),
+    Capability("srq_resize", (_flag("IBV_DEVICE_SRQ_RESIZE"),), "resizing a shared receive queue"),
+    Capability("mw1", (_flag("IBV_DEVICE_MEM_WINDOW"),), "memory windows (type 1)"),
+    Capability(
+        "mw2",
+        (_flag("IBV_DEVICE_MEM_WINDOW_TYPE_2A|IBV_DEVICE_MEM_WINDOW_TYPE_2B"),),
+        "memory windows of type 2 (2A or 2B)",
+    ),
+    Capability("mem_mgt", (_flag("IBV_DEVICE_MEM_MGT_EXTENSIONS"),), "memory management extensions"),
+    Capability("atomics", (Cap("attr.atomic_cap"),), "atomic operations (compare-and-swap, fetch-and-add)"),
+    Capability("odp", (Cap("attr_ex.odp_caps.general_caps&IBV_ODP_SUPPORT"),), "on-demand paging"),
+    Capability(
+        "odp_implicit",
+        (Cap("attr_ex.odp_caps.general_caps&IBV_ODP_SUPPORT_IMPLICIT"),),
+        "implicit on-demand paging (the whole address space)",
+    ),
+    Capability("flow", (_flag("IBV_DEVICE_MANAGED_FLOW_STEERING"),), "flow steering rules (ibv_create_flow)"),
+    Capability("mcast", (Cap("attr.max_mcast_grp"), Cap("attr.max_mcast_qp_attach")), "multicast groups for UD QPs"),
+    Capability("dm", (Cap("attr_ex.max_dm_size"),), "device memory (ibv_alloc_dm)"),
+    Capability("wq", (Cap("attr_ex.max_wq_type_rq"),), "work queues (ibv_create_wq)"),
+    Capability(
+        "rss",
+        (Cap("attr_ex.max_wq_type_rq"), Cap("attr_ex.rss_caps.max_rwq_indirection_table_size")),
+        "receive side scaling (indirection tables of WQs)",
+    ),
+    Capability("pacing", (Cap("attr_ex.packet_pacing_caps.qp_rate_limit_max"),), "packet pacing (QP rate limits)"),
+    Capability("tso", (Cap("attr_ex.tso_caps.max_tso"),), "TCP segmentation offload"),
+    Capability("tm", (Cap("attr_ex.tm_caps.max_num_tags"),), "tag matching"),
+    Capability(
+        "cq_moderation",
+        (Cap("attr_ex.cq_mod_caps.max_cq_count"), Cap("attr_ex.cq_mod_caps.max_cq_period")),
+        "CQ moderation (ibv_modify_cq)",
+    ),
+    Capability("core_clock", (Cap("attr_ex.hca_core_clock"),), "the device's core clock (completion timestamps)"),
+    Capability("apm", (_flag("IBV_DEVICE_AUTO_PATH_MIG"),), "automatic path migration"),
+    Capability("resize_max_wr", (_flag("IBV_DEVICE_RESIZE_MAX_WR"),), "resizing a QP's work requests"),
+    Capability(
+        "pci_write_end_padding",
+        (Cap("attr_ex.device_cap_flags_ex&IBV_DEVICE_PCI_WRITE_END_PADDING"),),
+        "padding of PCI writes to the cache line's end",
+    ),
+)
+BY_NAME: Mapping[str, Capability] = {capability.name: capability for capability in VOCABULARY}
+NAMES = tuple(BY_NAME)
+
+
+class UnknownCapability(ValueError):
+    """A name the vocabulary does not have; its text lists the names it has."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown capability {name!r} (known: {', '.join(NAMES)})")
+        self.name = name
+
+
+def lookup(name: str) -> Capability:
+    """The capability of that name (case and spaces ignored), or UnknownCapability naming the known ones."""
+    found = BY_NAME.get(name.strip().lower())
+    if found is None:
+        raise UnknownCapability(name.strip())
+    return found
+
+
+def names(values: Iterable[str]) -> tuple[str, ...]:
+    """Names given repeated or comma separated ("srq,mw2"), checked, in order, once each."""
+    flat = [lookup(part).name for value in values for part in value.split(",") if part.strip()]
+    return tuple(dict.fromkeys(flat))
+
+
+def _walk(value: object, key: str = "") -> Iterator[tuple[str, object]]:
+    """Every (key, value) under a case's spec: its mappings' entries and their sequences' items."""
+    if isinstance(value, Mapping):
+        for inner_key, inner in value.items():
+            yield str(inner_key), inner
+            yield from _walk(inner, str(inner_key))
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield key, item
+            yield from _walk(item, key)
+
+
+_NAMING = ("needs", "only_if", "vars", "params", "call")
+
+
+def needed(spec: Mapping[str, object]) -> tuple[set[Cap], set[str]]:
+    """What a case's spec needs the device to advertise (its needs, a state's only_if, a gate it needs
+    advertised), and the QP types it makes. A gate whose both sides the case checks is no need."""
+    caps: set[Cap] = set()
+    qp_types: set[str] = set()
+    params = spec.get("params")
+    gate_needed = isinstance(params, Mapping) and params.get("only") == "advertised"
+    # Only where a case names what it needs and the QP it makes: its expectations and steps are
+    # most of a spec and name neither (a walk of them all cost more than the rest of a record).
+    for key, value in _walk({part: spec[part] for part in _NAMING if part in spec}):
+        if isinstance(value, Cap) and (key in ("needs", "only_if") or (key == "gate" and gate_needed)):
+            caps.add(value)
+        elif key.rsplit(".", 1)[-1] == "qp_type" and isinstance(value, str) and value.startswith("IBV_QPT_"):
+            qp_types.add(value)
+    return caps, qp_types
+
+
+def of_spec(spec: Mapping[str, object]) -> tuple[str, ...]:
+    """The names of the vocabulary a case's check exercises when it runs: a record's `capabilities`."""
+    caps, qp_types = needed(spec)
+    return tuple(
+        capability.name
+        for capability in VOCABULARY
+        if (capability.qp_type and capability.qp_type in qp_types)
+        or (capability.caps and not capability.qp_type and set(capability.caps) <= caps)
+    )
+
+
+def lacking(cap: Cap | None, required: Iterable[str], related: Iterable[str] = ()) -> tuple[str, ...]:
+    """The required names that `cap` (what a check was unsupported for lack of) advertises.
+
+    One attribute may advertise several names (the transport: UC and UD); the check's own
+    (`related`, a record's capabilities) are meant, when it has any of them.
+    """
+    matching = [name for name in required if name in BY_NAME and cap is not None and cap in BY_NAME[name].caps]
+    own = [name for name in matching if name in set(related)]
+    return tuple(own or matching)
