@@ -393,3 +393,19 @@ def test_a_waiver_whose_kernel_range_leaves_this_run_out_is_not_stale() -> None:
     assert on_new["stale"] == []
     on_old = review(expectations, [{**ran, "identity": {"kernel": "6.1.0-56-amd64"}}])
     assert [w["pattern"] for w in on_old["stale"]] == ["test_ibv_demo[gone]"]
+
+
+def test_one_check_may_have_a_waiver_per_kernel_range() -> None:
+    """6.1 and 6.12 deviate differently on one check: each range holds its own observation."""
+    text = (
+        'driver = "siw"\n'
+        '[[waiver]]\nid = "t[x]"\nreason = "r"\nlink = "l"\nobserved = { value = 0 }\nkernel = "<6.12"\n'
+        '[[waiver]]\nid = "t[x]"\nreason = "r"\nlink = "l"\nobserved = { value = 1 }\nkernel = ">=6.12"\n'
+    )
+    expectations = Expectations()
+    expectations.add(parse(text, Path("siw.toml")))
+    info = {"driver": "siw", "stable_id": "t[x]"}
+    on_old = expectations.find({**info, "identity": {"kernel": "6.1.0-56-amd64"}})
+    on_new = expectations.find({**info, "identity": {"kernel": "6.12.117+deb12-amd64"}})
+    assert on_old is not None and on_old.observed == {"value": 0}
+    assert on_new is not None and on_new.observed == {"value": 1}
