@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pytest_rdma.expectations import in_range, version_key
+from pytest_rdma.expectations import id_pattern, in_range, version_key
 from pytest_rdma.report.record import Record
 
 HOLDS = "applied"
@@ -51,12 +51,14 @@ def stale_on_release(runs: Mapping[str, Iterable[Record]]) -> list[StaleOnReleas
     # waiver -> its record (with scopes), its driver, and release -> the statuses its checks had there.
     waivers: dict[tuple[str, str, str], tuple[Mapping[str, object], str]] = {}
     statuses: dict[tuple[tuple[str, str, str], str], list[str]] = {}
+    outcomes: dict[tuple[str, str], dict[str, str]] = {}  # (release, driver) -> stable id -> outcome
     for release, records in runs.items():
         for record in records:
             driver = str(record.get("driver") or "")
             if not driver:
                 continue
             identities.setdefault((release, driver), record.get("identity") or {"kernel": release})
+            outcomes.setdefault((release, driver), {})[str(record.get("stable_id"))] = str(record.get("outcome"))
             carried = record.get("waiver")
             if carried:
                 key = _key(carried)
@@ -77,13 +79,20 @@ def stale_on_release(runs: Mapping[str, Iterable[Record]]) -> list[StaleOnReleas
                 for scope, spec in (scopes.items() if isinstance(scopes, Mapping) else ())
             ):
                 continue  # its range leaves this release out, as it should
+            ran = [
+                o
+                for i, o in outcomes.get((release, driver), {}).items()
+                if id_pattern(str(waiver["pattern"])).fullmatch(i)
+            ]
+            if not ran:
+                continue  # its checks were not run on this release (a -k, a cut-short run): nothing to say
             seen = statuses.get((key, release), [])
             why = (
                 "its check conforms there"
                 if "fixed" in seen
                 else "its check deviates otherwise there"
                 if "mismatch" in seen
-                else "it matched no check there"
+                else f"its check was {ran[0]} there"
             )
             found.append(
                 StaleOnRelease(
