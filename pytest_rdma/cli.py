@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_rdma import lab
 from pytest_rdma.command_line import Parser, fail, version
+from pytest_rdma.lab import matrix
 
 REPO = Path(__file__).resolve().parents[1]
 EXIT_INTERNAL = 3  # as pytest's: a command that crashed never exits 1, which means "gate failed" or "regression"
@@ -58,6 +59,15 @@ def lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
     parser.add_argument("--no-install", action="store_true", help="do not apt/pip install missing prerequisites")
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="kill the VM after S seconds")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (needs npm)")
+    parser.add_argument(
+        "--kernel",
+        action="append",
+        dest="kernels",
+        metavar="RELEASE",
+        help="boot this kernel release (uname -r), installing its image, headers and source when missing; "
+        "repeatable, each in turn, results in DIR/RELEASE/DEVICE; 'all': every installed kernel with rdma_rxe "
+        "(default: the newest installed, results in DIR/DEVICE)",
+    )
     return parser
 
 
@@ -115,10 +125,30 @@ def cmd_lab(argv: list[str]) -> int:
         timeout=options.timeout,
         report_args=LAB_REPORTS,
     )
+    if options.kernels:
+        return _kernel_matrix(request, options.kernels)
     _forget_allure(options.results, request.devices)
     code = lab.run(request)
     if not options.no_html and code in (0, 1):
         _allure_html(options.results.resolve())
+    return code
+
+
+def _kernel_matrix(request: lab.LabRequest, kernels: list[str]) -> int:
+    """The lab on each release named (lab/matrix.py), one report of them all, the kernel x driver table last."""
+    try:
+        names = matrix.releases(kernels, matrix.installed_releases())
+    except lab.LabError as exc:
+        print(f"lab: error: {exc}", file=sys.stderr)
+        return lab.EXIT_USAGE
+    for release in names:
+        _forget_allure(matrix.results_of(request.results, release), request.devices)
+    code, runs = matrix.run(request, names)
+    if request.html and any(run.ran for run in runs):
+        matrix.allure_html(request.results.resolve())
+    for line in matrix.stale_waivers(request.results.resolve(), runs):
+        print(f"lab: stale on a release: {line}")
+    print("\n".join(f"lab: {line}" for line in matrix.table(runs)))
     return code
 
 

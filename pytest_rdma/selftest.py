@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma import lab
-from pytest_rdma.cli import REPO, lab_parser, split_passthrough
+from pytest_rdma.cli import LAB_REPORTS, REPO, lab_parser, split_passthrough
+from pytest_rdma.lab import matrix, prereqs
 
 # The Allure HTML test builds a report (Allure 3 from npm, run by node) and opens it in a headless
 # browser; the fresh-machine test makes its machine with debootstrap. Programs, not packages: one
@@ -23,11 +24,27 @@ from pytest_rdma.cli import REPO, lab_parser, split_passthrough
 SELFTEST_EXECUTABLES = ("chromium", "node", "npm", "debootstrap")
 SELFTEST_DESCRIPTION = (
     "Run all of pytest-rdma's own tests: on the host (tests/unit), in the lab VM on rxe0 and siw0 "
-    "(tests/lab), the lab command's own tests on the host (tests/host_lab), then the README's first "
+    "(tests/lab), the lab command's own tests on the host (tests/host_lab), a slice of the catalogue on the "
+    "default kernel and on Debian 12's 6.12 (--kernel chooses others), then the README's first "
     "command on a fresh Debian 12 machine made with debootstrap (tests/fresh, 7 to 11 minutes on 2 cores; "
     "--no-fresh skips it). Arguments after -- go to pytest, except on the fresh machine."
 )
 SHOWN_FAILURES = 10  # per step, in the summary; the step's own output has them all
+# The kernel matrix's step: a slice of the catalogue on the distro's default kernel and on Debian 12's 6.12
+# long-term kernel (its metapackage names the newest build), installed when missing. One slice: each kernel
+# costs a boot and, the first time, its install and siw build; the whole catalogue is the lab's job.
+MATRIX_KERNEL_PACKAGE = "linux-image-6.12-amd64"
+MATRIX_SLICE = ["-k", "ibv_query_port"]
+
+
+def matrix_kernels(given: list[str] | None) -> list[str]:
+    """The kernels of the matrix step: those given (--kernel), else the default and the 6.12 kernel."""
+    if given:
+        return given
+    installed = prereqs.find_kernel()
+    default = installed.release if installed is not None else prereqs.distro_default_release()
+    newer = prereqs.archive_release(MATRIX_KERNEL_PACKAGE)
+    return [release for release in dict.fromkeys([default, newer]) if release]
 
 
 @dataclass
@@ -99,10 +116,8 @@ def main(argv: list[str]) -> int:
     )
     options = parser.parse_args(own)
     reports = options.results.resolve() / "selftest"
-    count = 3 if options.no_fresh else 4
+    count = 4 if options.no_fresh else 5
     if not options.no_install:
-        from pytest_rdma.lab import prereqs
-
         wanted = tuple(name for name in SELFTEST_EXECUTABLES if name != "debootstrap" or not options.no_fresh)
         # The host tests compile reproducers against libibverbs-dev and call libibverbs through ctypes:
         # on a fresh machine the lab's packages must be there before step 1, not only before step 2
@@ -147,11 +162,28 @@ def main(argv: list[str]) -> int:
     )
     steps.append(host_lab)
 
+    kernels = matrix_kernels(options.kernels)
+    print(f"selftest: 4/{count} a slice on each kernel ({', '.join(kernels)}): pytest-rdma lab --kernel", flush=True)
+    in_matrix = Step("kernel matrix")
+    request = lab.LabRequest(
+        devices=options.devices or list(lab.DEFAULT_DEVICES),
+        pytest_args=[*MATRIX_SLICE, *passthrough],
+        results=reports / "kernels",
+        cache=options.cache,
+        install=not options.no_install,
+        timeout=options.timeout,
+        report_args=LAB_REPORTS,
+    )
+    in_matrix.code, runs = matrix.run(request, kernels)
+    in_matrix.errors = [f"kernel {run.release}: {run.why_not()}" for run in runs if not run.ran]
+    print("\n".join(f"selftest: {line}" for line in matrix.table(runs)), flush=True)
+    steps.append(in_matrix)
+
     if not options.no_fresh:
         # Last, and alone: CI's machine has what the lab may forget to install; this machine has
         # nothing (tests/fresh/). pytest's arguments are for the other steps: its slice is its own.
         print(
-            f"selftest: 4/{count} fresh Debian 12 machine (tests/fresh): the README's first command on a "
+            f"selftest: 5/{count} fresh Debian 12 machine (tests/fresh): the README's first command on a "
             f"debootstrap root, one more VM boot",
             flush=True,
         )

@@ -43,6 +43,7 @@ class LabRequest:
     # the plan; the benchmarks use these to reuse the lab's boot (benchmarks/lab_overhead.py).
     guest: str = vm.GUEST_MODULE
     plan_extra: dict = field(default_factory=dict)
+    kernel: str | None = None  # the release to boot (installed when missing); None: the newest with rdma_rxe
 
 
 def _check_devices(devices: list[str]) -> None:
@@ -100,10 +101,12 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
         _check_devices(request.devices)
         want_siw = any(name.startswith("siw") for name in request.devices)
         kernel = (
-            prereqs.ensure(want_siw, request.cache, log, html=request.html)
+            prereqs.ensure(want_siw, request.cache, log, html=request.html, release=request.kernel)
             if request.install
-            else prereqs.find_kernel()
+            else prereqs.find_kernel(request.kernel)
         )
+        if kernel is None and request.kernel is not None:
+            raise LabError(prereqs.no_rxe(request.kernel))
         if kernel is None:
             raise LabError("no kernel with rdma_rxe found; run without --no-install to install one")
         vng = prereqs.ensure_virtme(log)

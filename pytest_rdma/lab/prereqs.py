@@ -33,6 +33,7 @@ EXECUTABLES: dict[str, str] = {
     "grep": "grep",
     "dpkg-query": "dpkg",
     "apt-get": "apt",
+    "apt-cache": "apt",  # the kernel matrix's self-test asks which 6.12 build the archive has
     "/usr/bin/python3": "python3-minimal",
     # The VM: QEMU and virtme-ng's lookups. virtme-ng runs virtme-run and virtiofsd through /bin/sh.
     "sh": "dash",
@@ -106,6 +107,7 @@ REPORT_EXECUTABLES = ("node", "npm")
 # Allure 3.18's `generate` runs on Debian 12's Node.js 18.20 (measured in a fresh bookworm root);
 # its dependencies declare 20.19, but only for its watch mode, which the lab does not use.
 MIN_NODE_MAJOR = 18
+APT_LOCK_WAIT_S = 900
 MIN_FREE_BYTES = 2 << 30  # the siw build and a VM's overlays need a little room
 
 
@@ -135,28 +137,60 @@ def _version_key(release: str) -> list[int]:
     return [int(part) for part in re.findall(r"\d+", release)]
 
 
-def distro_default_release() -> str | None:
-    """The release of the kernel Debian's metapackage (linux-image-amd64) installs, if it is installed."""
-    found = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Depends}", "linux-image-amd64"], capture_output=True, text=True, check=False
-    )
-    match = re.search(r"\blinux-image-(\d[^\s,(|]*)", found.stdout if found.returncode == 0 else "")
+# Debian's metapackage of its default kernel: it depends on that kernel's image (linux-image-6.1.0-56-amd64).
+DEFAULT_KERNEL_PACKAGE = "linux-image-amd64"
+
+
+def distro_default_release(depends: str | None = None) -> str | None:
+    """The release of the kernel Debian's metapackage installs, from its Depends (given, or dpkg's)."""
+    if depends is None:
+        found = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Depends}", DEFAULT_KERNEL_PACKAGE], capture_output=True, text=True, check=False
+        )
+        depends = found.stdout if found.returncode == 0 else ""
+    return release_in(depends)
+
+
+def release_in(depends: str) -> str | None:
+    """The kernel release a metapackage's dependencies name: "linux-image-6.1.0-56-amd64 (= 6.1.192-2)" (pure)."""
+    match = re.search(r"\blinux-image-(\d[^\s,(|]*)", depends)
     return match.group(1) if match else None
 
 
-def find_kernel() -> Kernel | None:
-    """The distro's default kernel if it ships rdma_rxe (another installed beside it, e.g. Debian 12's 6.12
-    from its archive, must not change what the lab boots), else the newest installed that ships rdma_rxe."""
-    default = distro_default_release()
-    if default and Kernel(default, Path(f"/boot/vmlinuz-{default}")).has_rxe:
-        return Kernel(default, Path(f"/boot/vmlinuz-{default}"))
+def archive_release(metapackage: str) -> str | None:
+    """The release the archive's `metapackage` (linux-image-6.12-amd64) would install now, installed or not."""
+    found = subprocess.run(["apt-cache", "depends", metapackage], capture_output=True, text=True, check=False)
+    depends = [line for line in found.stdout.splitlines() if line.strip().startswith("Depends:")]  # not its name
+    return release_in("\n".join(depends)) if found.returncode == 0 else None
+
+
+def find_kernel(release: str | None = None) -> Kernel | None:
+    """The installed kernel `release` if it ships rdma_rxe; without a release, the distro's default kernel
+    (a kernel matrix installs others beside it, which must not change what a plain lab run boots), else the
+    newest installed that ships rdma_rxe."""
+    if release is None:
+        default = distro_default_release()
+        chosen = find_kernel(default) if default else None
+        if chosen is not None:
+            return chosen
     kernels = []
-    for image in glob.glob("/boot/vmlinuz-*"):
-        release = image.removeprefix("/boot/vmlinuz-")
-        kernel = Kernel(release, Path(image))
+    for image in glob.glob(f"/boot/vmlinuz-{release or '*'}"):
+        kernel = Kernel(image.removeprefix("/boot/vmlinuz-"), Path(image))
         if kernel.has_rxe:
             kernels.append(kernel)
     return max(kernels, key=lambda k: _version_key(k.release), default=None)
+
+
+def kernel_series(release: str) -> str:
+    """The upstream series of a kernel release, which names its source package: "6.12.117+deb12-amd64" -> "6.12"."""
+    return ".".join(re.findall(r"\d+", release)[:2])
+
+
+def release_packages(release: str, want_siw: bool) -> tuple[str, ...]:
+    """What booting `release` in the lab needs from Debian: its image and headers (the lab's kernel
+    module), and for siw, which Debian does not ship as a module, the source of its series (pure)."""
+    packages = (f"linux-image-{release}", f"linux-headers-{release}")
+    return (*packages, f"linux-source-{kernel_series(release)}") if want_siw else packages
 
 
 def missing_packages(packages: tuple[str, ...]) -> list[str]:
@@ -182,12 +216,27 @@ def apt_install(packages: list[str], log: Log = print, purpose: str = "") -> Non
     log(f"lab: installing {' '.join(packages)} (apt-get)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
-        check=True,
+    # Another apt (unattended upgrades, a second lab) may hold dpkg's lock: wait for it, never fail on it.
+    installed = subprocess.run(
+        [
+            "apt-get",
+            "-o",
+            f"DPkg::Lock::Timeout={APT_LOCK_WAIT_S}",
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            *packages,
+        ],
+        check=False,
         env=env,
         stdout=subprocess.DEVNULL,
     )
+    if installed.returncode != 0:
+        raise LabError(
+            f"apt-get install {' '.join(packages)} failed (exit {installed.returncode}); "
+            f"check that the archive has them: apt-cache policy {' '.join(packages)}"
+        )
 
 
 def lab_packages() -> set[str]:
@@ -250,8 +299,9 @@ def check_disk(path: Path) -> None:
         )
 
 
-def ensure(want_siw: bool, cache: Path, log: Log = print, html: bool = False) -> Kernel:
-    """Install what is missing for the lab (and, with `html`, for its HTML report); the kernel to boot."""
+def ensure(want_siw: bool, cache: Path, log: Log = print, html: bool = False, release: str | None = None) -> Kernel:
+    """Install what is missing for the lab (and, with `html`, for its HTML report); the kernel to boot:
+    `release` (installed with its headers, and its source for siw, when missing), or the newest installed."""
     if not Path("/etc/debian_version").exists():
         raise LabError(
             "the lab installs its prerequisites with apt and supports Debian (12) hosts; "
@@ -260,7 +310,13 @@ def ensure(want_siw: bool, cache: Path, log: Log = print, html: bool = False) ->
         )
     check_disk(cache)
     apt_install(missing_packages(BASE_PACKAGES), log)
-    kernel = find_kernel()
+    if release is not None:
+        apt_install(missing_packages(release_packages(release, want_siw)), log, purpose=f" to boot {release}")
+        kernel = find_kernel(release)
+        if kernel is None:
+            raise LabError(no_rxe(release))
+    else:
+        kernel = find_kernel()
     if kernel is None:
         raise LabError(
             "no installed kernel ships rdma_rxe.ko (looked in /boot and /lib/modules); "
@@ -268,7 +324,9 @@ def ensure(want_siw: bool, cache: Path, log: Log = print, html: bool = False) ->
         )
     headers = f"linux-headers-{kernel.release}"
     if want_siw:
-        apt_install(missing_packages((*SIW_BUILD_PACKAGES, headers)), log)
+        # A release of its own came with the source of its series (release_packages), not the default's.
+        tools = SIW_BUILD_PACKAGES if release is None else tuple(p for p in SIW_BUILD_PACKAGES if p != "linux-source")
+        apt_install(missing_packages((*tools, headers)), log)
     elif os.geteuid() == 0:
         # Only the lab's own kernel-warning test needs these without siw; a user who may not
         # install them loses that one test, which then says what to install (lab/kwarn.py).
@@ -278,3 +336,16 @@ def ensure(want_siw: bool, cache: Path, log: Log = print, html: bool = False) ->
     if html:
         ensure_report_tools(log)
     return kernel
+
+
+def no_rxe(release: str) -> str:
+    """Why the lab cannot boot `release` (installed, or not)."""
+    if not Path(f"/boot/vmlinuz-{release}").exists():
+        return (
+            f"kernel {release} is not installed (no /boot/vmlinuz-{release}); "
+            f"install it: apt-get install linux-image-{release}"
+        )
+    return (
+        f"kernel {release} does not ship rdma_rxe.ko (in /lib/modules/{release}/kernel/drivers/infiniband/sw/rxe), "
+        "so the lab cannot make its devices on it"
+    )

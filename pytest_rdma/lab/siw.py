@@ -8,19 +8,19 @@ takes seconds. The module is cached per kernel release, so it is built once.
 from __future__ import annotations
 
 import glob
-import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
-from pytest_rdma.lab.prereqs import Kernel, LabError, Log
+from pytest_rdma.lab.prereqs import Kernel, LabError, Log, kernel_series
 
 SIW_DIR = "drivers/infiniband/sw/siw"
 
 
 def _source_tarball(kernel: Kernel) -> Path:
-    series = ".".join(re.findall(r"\d+", kernel.release)[:2])  # "6.1.0-56-amd64" -> "6.1"
+    series = kernel_series(kernel.release)  # "6.1.0-56-amd64" -> "6.1"
     candidates = sorted(glob.glob(f"/usr/src/linux-source-{series}.tar.*"))
     if not candidates:
         raise LabError(
@@ -42,6 +42,7 @@ def siw_module(kernel: Kernel, cache: Path, log: Log = print) -> Path:
         )
     tarball = _source_tarball(kernel)
     log(f"lab: building siw.ko for {kernel.release} from {tarball.name} (once; cached in {target.parent})")
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="siw-build-") as tmp:
         prefix = tarball.name.split(".tar", 1)[0]  # Debian's tarball holds one top directory of its name
         subprocess.run(
@@ -56,7 +57,8 @@ def siw_module(kernel: Kernel, cache: Path, log: Log = print) -> Path:
         )
         if build.returncode != 0 or not (src / "siw.ko").exists():
             tail = "\n".join((build.stdout + build.stderr).splitlines()[-20:])
-            raise LabError(f"building siw.ko failed:\n{tail}")
+            raise LabError(f"building siw.ko for {kernel.release} failed:\n{tail}")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / "siw.ko", target)
+    log(f"lab: built siw.ko for {kernel.release} in {time.monotonic() - started:.1f} s")
     return target

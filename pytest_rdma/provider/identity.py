@@ -12,6 +12,7 @@ import glob
 import os
 import platform
 import re
+import subprocess
 import sysconfig
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -57,6 +58,7 @@ class DeviceIdentity:
     vendor_part_id: str
     kernel: str
     rdma_core: str
+    kernel_package: str = ""  # the kernel image's Debian package version (dpkg), "unknown" where none says
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -65,7 +67,7 @@ class DeviceIdentity:
         return (
             f"{self.name}: driver={self.driver} node={self.node_type} transport={self.transport} "
             f"fw={self.firmware} vendor={self.vendor_id}:{self.vendor_part_id} "
-            f"kernel={self.kernel} rdma-core={self.rdma_core}"
+            f"kernel={self.kernel} ({self.kernel_package}) rdma-core={self.rdma_core}"
         )
 
 
@@ -121,6 +123,23 @@ def rdma_core_version() -> str:
     return "unknown"
 
 
+@functools.cache
+def kernel_package_version(release: str) -> str:
+    """The version of the package that installed kernel `release` (Debian's linux-image-RELEASE), as dpkg
+    knows it: two builds of one release differ there ("6.1.0-56-amd64" is 6.1.192-2). Once per process."""
+    try:
+        found = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Version}", f"linux-image-{release}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return found.stdout.strip() if found.returncode == 0 and found.stdout.strip() else "unknown"
+
+
 def identify(
     name: str, vendor_id: int, vendor_part_id: int, firmware: str = "", node_type: int | None = None
 ) -> DeviceIdentity:
@@ -145,4 +164,5 @@ def identify(
         vendor_part_id=str(vendor_part_id),
         kernel=platform.release(),
         rdma_core=rdma_core_version(),
+        kernel_package=kernel_package_version(platform.release()),
     )

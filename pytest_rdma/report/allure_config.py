@@ -44,6 +44,7 @@ GATE_ID = "no-new-deviation-or-crash"
 IDENTITY_FIELDS = (
     ("name", "device"),
     ("kernel", "kernel"),
+    ("kernel_package", "kernel package"),
     ("rdma_core", "rdma-core"),
     ("firmware", "firmware"),
     ("vendor", "vendor / part"),
@@ -55,10 +56,13 @@ REQUIRED_VARIABLE = "required capabilities"  # the run's profile (report/profile
 
 
 class Environment(TypedDict):
-    """One driver's Allure environment: its name and the variables shown for it."""
+    """One driver's Allure environment (one driver on one kernel, in a kernel matrix): its name, the
+    variables shown for it, and the labels its results carry (kernel "" when the runs had one kernel)."""
 
     name: str
     variables: dict[str, str]
+    driver: str
+    kernel: str
 
 
 def _outcome(*outcomes: str) -> JsonObject:
@@ -175,16 +179,25 @@ def required_text(entries: Iterable[Mapping[str, object]]) -> str:
     return " · ".join(shown)
 
 
+def environment_name(driver: str, kernel: str) -> str:
+    """A kernel matrix's environment: one driver on one kernel (pure)."""
+    return f"{driver} on {kernel}" if kernel else driver
+
+
 def environments(
     devices: Mapping[str, Identity], profiles: Mapping[str, Iterable[Mapping[str, object]]] | None = None
 ) -> dict[str, Environment]:
-    """driver -> {"name", "variables"}: each driver's devices and their identities, and what each device
-    was required to support (`profiles`, device -> its profile)."""
-    by_driver: dict[str, dict[str, Identity]] = {}
+    """environment -> {"name", "variables", ...}: each driver's devices and their identities, and what each
+    device was required to support (`profiles`, device -> its profile); one environment per driver, or per
+    driver and kernel when the runs booted several kernels."""
+    kernels = {str(identity.get("kernel") or "") for identity in devices.values()}
+    per_kernel = len(kernels) > 1
+    by_driver: dict[tuple[str, str], dict[str, Identity]] = {}
     for device, identity in sorted(devices.items()):
-        by_driver.setdefault(str(identity.get("driver") or "unknown"), {})[device] = identity
+        group = (str(identity.get("driver") or "unknown"), str(identity.get("kernel") or "") if per_kernel else "")
+        by_driver.setdefault(group, {})[str(identity.get("name") or device)] = identity
     out: dict[str, Environment] = {}
-    for driver, members in sorted(by_driver.items()):
+    for (driver, kernel), members in sorted(by_driver.items(), key=lambda item: (item[0][0], _kernel_key(item[0][1]))):
         variables: dict[str, str] = {}
         for key, heading in IDENTITY_FIELDS:
             values = {device: _field(identity, key, device) for device, identity in members.items()}
@@ -205,8 +218,13 @@ def environments(
                 if len(members) == 1
                 else "; ".join(f"{device}: {text}" for device, text in required.items())
             )
-        out[driver] = {"name": driver, "variables": variables}
+        name = environment_name(driver, kernel)
+        out[name] = {"name": name, "variables": variables, "driver": driver, "kernel": kernel}
     return out
+
+
+def _kernel_key(release: str) -> list[int]:
+    return [int(part) for part in re.findall(r"\d+", release)]
 
 
 def _field(identity: Identity, key: str, device: str) -> str:
@@ -251,7 +269,7 @@ def config_module(name: str, drivers: Mapping[str, Environment], history: Path |
             f"    {json.dumps(env_id(driver))}: {{\n"
             f"      name: {json.dumps(env['name'])},\n"
             f"      variables: {json.dumps(env['variables'], sort_keys=False)},\n"
-            f'      matcher: ({{ labels }}) => hasLabel(labels, "driver", {json.dumps(driver)}),\n'
+            f"      matcher: ({{ labels }}) => {_matcher(env)},\n"
             "    },"
         )
     lines = [
@@ -293,9 +311,23 @@ def config_module(name: str, drivers: Mapping[str, Environment], history: Path |
     return "\n".join(lines)
 
 
+def _matcher(env: Environment) -> str:
+    """The environment's matcher's body: its driver label, and its kernel's in a kernel matrix."""
+    test = f'hasLabel(labels, "driver", {json.dumps(env["driver"])})'
+    if env["kernel"]:
+        test += f' && hasLabel(labels, "kernel", {json.dumps(env["kernel"])})'
+    return test
+
+
 def merged_devices(directories: Iterable[Path]) -> dict[str, Identity]:
+    """device -> identity over the runs; a device seen on several kernels (a kernel matrix) once per kernel,
+    as "DEVICE on KERNEL" from its second kernel on."""
     devices: dict[str, Identity] = {}
     for directory in directories:
         for device, identity in read_environment(directory).items():
-            devices.setdefault(device, identity)
+            known = devices.get(device)
+            if known is not None and known.get("kernel") != identity.get("kernel"):
+                devices.setdefault(f"{device} on {identity.get('kernel')}", identity)
+            else:
+                devices.setdefault(device, identity)
     return devices

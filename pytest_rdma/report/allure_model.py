@@ -293,6 +293,7 @@ def labels(record: Record) -> list[dict[str, str]]:
         ("outcome", record["outcome"]),
         ("decided_by", str(record.get("decided_by") or record.get("layer") or "")),
         ("transport", str(identity.get("transport") or "")),
+        ("kernel", str(identity.get("kernel") or "")),  # a kernel matrix's environments match on it
         ("framework", "pytest-rdma"),
     ]
     waiver = record.get("waiver") or {}

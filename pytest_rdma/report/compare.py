@@ -6,6 +6,12 @@ what changed: for a driver found in several files, the first file is its baselin
 check that went from conforming to deviating (or crashing, timing out, erroring) is marked
 as a regression, and each that went the other way as a fix.
 
+Across kernels (the lab's results/<release>/<device>/results.json, or any runs whose records name
+different kernels), each driver's column is labelled with its kernel, and every check whose outcome
+differs from the baseline's is listed per claim and driver: a fix, a regression, a new errno (both
+deviate, with another errno), newly supported (or no longer), or another change, with each side's
+reproducer (and whether it reproduced in C).
+
 Exit status: 0, or 1 when there is a regression (a CI gate between two runs), 2 on bad input.
 """
 
@@ -18,7 +24,8 @@ from pathlib import Path
 
 from pytest_rdma.command_line import InputError, Parser, fail
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
-from pytest_rdma.report.record import severity
+from pytest_rdma.report.record import Record, severity
+from pytest_rdma.report.release_waivers import stale_on_release
 
 BAD = {DEVIATES, WAIVED, CRASH, TIMEOUT, ERROR}
 GOOD = {CONFORMS}
@@ -34,6 +41,62 @@ SYMBOL = {
 }
 REGRESSION = "▼ regression"
 FIX = "▲ fixed"
+NEW_ERRNO = "≠ new errno"
+NEWLY_SUPPORTED = "+ newly supported"
+NO_LONGER_SUPPORTED = "- no longer supported"
+CHANGED = "~ changed"
+HEADINGS = {
+    REGRESSION: "Regressions",
+    FIX: "Fixes",
+    NEW_ERRNO: "New errnos",
+    NEWLY_SUPPORTED: "Newly supported",
+    NO_LONGER_SUPPORTED: "No longer supported",
+    CHANGED: "Other changes",
+}
+KINDS = tuple(HEADINGS)
+MARKED = (REGRESSION, FIX)  # the kinds a matrix cell is marked with
+
+
+@dataclass(frozen=True)
+class Side:
+    """One check's outcome in one column, with what shows it: its errno and its reproducer."""
+
+    outcome: str
+    errno: str = ""
+    reproducer: str = ""  # the C reproducer's path, and whether it reproduced in C
+
+    def text(self) -> str:
+        return f"{self.outcome} ({self.errno})" if self.errno else self.outcome
+
+
+def side_of(record: Record) -> Side:
+    """What a record says about its check's outcome, for a comparison (pure)."""
+    errno = str((record.get("observation") or {}).get("errno") or "")
+    found = record.get("reproducer") or {}
+    reproducer = ""
+    if found.get("c"):
+        reproducer = str(Path(str(found.get("dir") or "")) / str(found["c"]))
+        verdict = (found.get("confirmed") or {}).get("verdict")
+        if verdict:
+            reproducer += " (reproduced in C)" if verdict == "reproduced" else f" (C: {verdict})"
+    return Side(str(record["outcome"]), errno, reproducer)
+
+
+def kind_of(before: Side, after: Side) -> str | None:
+    """How a check's outcome changed from `before` to `after`, or None when it did not (pure)."""
+    if before.outcome in GOOD and after.outcome in BAD:
+        return REGRESSION
+    if before.outcome in BAD and after.outcome in GOOD:
+        return FIX
+    if before.outcome == after.outcome:
+        return NEW_ERRNO if before.errno != after.errno and (before.errno or after.errno) else None
+    if before.outcome == UNSUPPORTED:
+        return NEWLY_SUPPORTED
+    if after.outcome == UNSUPPORTED:
+        return NO_LONGER_SUPPORTED
+    if before.outcome in BAD and after.outcome in BAD and before.errno != after.errno:
+        return NEW_ERRNO
+    return CHANGED
 
 
 @dataclass
@@ -44,16 +107,20 @@ class Column:
     outcomes: dict[str, str] = field(default_factory=dict)  # stable id -> outcome
     rows: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (verb, claim) -> stable ids
     baseline: Column | None = None
+    kernel: str = ""  # the kernel release the column's checks ran on (the records' identity)
+    sides: dict[str, Side] = field(default_factory=dict)  # stable id -> the outcome's evidence
 
 
 @dataclass
 class Change:
-    kind: str  # REGRESSION or FIX
+    kind: str  # one of KINDS
     column: str
     row: tuple[str, str]
     stable_id: str
     before: str
     after: str
+    base: str = ""  # the baseline column's label
+    sides: tuple[Side, Side] | None = None  # the evidence on each side
 
 
 NO_DEVICE = "no device"
@@ -80,6 +147,8 @@ def columns_of(paths: list[Path]) -> list[Column]:
             previous = column.outcomes.get(key)
             if previous is None or severity(record["outcome"]) < severity(previous):
                 column.outcomes[key] = record["outcome"]
+                column.sides[key] = side_of(record)
+            column.kernel = column.kernel or str((record.get("identity") or {}).get("kernel") or "")
             ids = column.rows.setdefault(row, [])
             if key not in ids:
                 ids.append(key)
@@ -89,7 +158,10 @@ def columns_of(paths: list[Path]) -> list[Column]:
     drivers = [column.driver for column in found]
     for index, column in enumerate(found):
         if drivers.count(column.driver) > 1:
-            column.label = f"{column.driver} ({column.source})"
+            same = [c for c in found if c.driver == column.driver]
+            # Runs on different kernels are told apart by their kernel, others by their file.
+            by_kernel = len({c.kernel for c in same}) == len(same) and all(c.kernel for c in same)
+            column.label = f"{column.driver} ({column.kernel if by_kernel else column.source})"
             column.baseline = next(c for c in found[: index + 1] if c.driver == column.driver)
             if column.baseline is column:
                 column.baseline = None
@@ -104,11 +176,21 @@ def changes(columns: list[Column]) -> list[Change]:
             continue
         for row, ids in column.rows.items():
             for stable_id in ids:
-                before, after = base.outcomes.get(stable_id), column.outcomes[stable_id]
-                if before in GOOD and after in BAD:
-                    found.append(Change(REGRESSION, column.label, row, stable_id, before, after))
-                elif before in BAD and after in GOOD:
-                    found.append(Change(FIX, column.label, row, stable_id, before, after))
+                before, after = base.sides.get(stable_id), column.sides[stable_id]
+                kind = kind_of(before, after) if before is not None else None
+                if kind is not None and before is not None:
+                    found.append(
+                        Change(
+                            kind,
+                            column.label,
+                            row,
+                            stable_id,
+                            before.text(),
+                            after.text(),
+                            base.label,
+                            (before, after),
+                        )
+                    )
     return found
 
 
@@ -119,7 +201,7 @@ def cell(column: Column, row: tuple[str, str], marks: list[Change]) -> str:
     outcomes = [column.outcomes[i] for i in ids]
     # Every outcome present, the most serious first: "✘ 2 – 5 ✔ 30".
     text = " ".join(f"{SYMBOL.get(o, '?')} {outcomes.count(o)}" for o in sorted(set(outcomes), key=severity))
-    kinds = {c.kind for c in marks if c.column == column.label and c.row == row}
+    kinds = {c.kind for c in marks if c.column == column.label and c.row == row and c.kind in MARKED}
     return " ".join([text, *sorted(kinds, reverse=True)])
 
 
@@ -146,13 +228,26 @@ def markdown(columns: list[Column], found: list[Change]) -> str:
 
 
 def _change_lines(found: list[Change], bullet: str) -> list[str]:
+    """Per kind, each changed check by claim and driver, with the reproducer of each side."""
     lines: list[str] = []
-    for kind in (REGRESSION, FIX):
-        hits = [c for c in found if c.kind == kind]
+    for kind in KINDS:
+        hits = sorted((c for c in found if c.kind == kind), key=lambda c: (c.row, c.column, c.stable_id))
         if hits:
-            lines += ["", f"{kind.split(' ', 1)[1].capitalize()}s ({len(hits)}):"]
-            lines += [f"{bullet}{c.column}: {c.stable_id}: {c.before} -> {c.after}" for c in hits]
+            lines += ["", f"{HEADINGS[kind]} ({len(hits)}):"]
+            for change in hits:
+                lines.append(f"{bullet}{change.column}: {change.stable_id}: {change.before} -> {change.after}")
+                lines += [f"    {label}: {text}" for label, text in _evidence(change)]
     return lines
+
+
+def _evidence(change: Change) -> list[tuple[str, str]]:
+    """Each side's reproducer, where one side has one (a conforming check has none)."""
+    if change.sides is None or not any(side.reproducer for side in change.sides):
+        return []
+    return [
+        (label, side.reproducer or f"{side.outcome}: no reproducer")
+        for label, side in zip((change.base, change.column), change.sides)
+    ]
 
 
 STYLE = """body{font-family:sans-serif}table{border-collapse:collapse}
@@ -166,7 +261,7 @@ def html_page(columns: list[Column], found: list[Change]) -> str:
         text = cell(column, row, found)
         ids = column.rows.get(row, [])
         worst = min((column.outcomes[i] for i in ids), key=severity) if ids else ""
-        marks = " ".join(k.split(" ", 1)[1] for k in (REGRESSION, FIX) if k in text)
+        marks = " ".join(k.split(" ", 1)[1] for k in MARKED if k in text)
         return f'<td class="{worst.replace(" ", "-")} {marks}">{html.escape(text)}</td>'
 
     head = "".join(f"<th>{html.escape(c.label)}</th>" for c in columns)
@@ -180,6 +275,19 @@ def html_page(columns: list[Column], found: list[Change]) -> str:
         f"<style>{STYLE}</style></head><body><h1>Claims x drivers</h1>"
         f"<table><tr><th>verb</th><th>claim</th>{head}</tr>\n{body}</table>{changes_html}</body></html>\n"
     )
+
+
+def stale_across_kernels(paths: list[Path]) -> list[str]:
+    """Waivers that hold on one kernel of these runs and not on another (report/release_waivers.py)."""
+    from pytest_rdma.report.jsonfile import read_results
+
+    by_kernel: dict[str, list[Record]] = {}
+    for path in paths:
+        for record in read_results(path).get("results", []):
+            kernel = str((record.get("identity") or {}).get("kernel") or "")
+            if kernel:
+                by_kernel.setdefault(kernel, []).append(record)
+    return [found.line() for found in stale_on_release(by_kernel)] if len(by_kernel) > 1 else []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,6 +316,14 @@ def main(argv: list[str] | None = None) -> int:
         return fail(parser.prog, "the results files hold no results; give files of runs that ran checks")
     found = changes(columns)
     text = markdown(columns, found) if args.format == "markdown" else html_page(columns, found)
+    stale = stale_across_kernels(args.results)
+    if stale:
+        heading = f"Waivers stale on a release ({len(stale)}):"
+        if args.format == "markdown":
+            text += f"\n{heading}\n" + "".join(f"- {line}\n" for line in stale)
+        else:
+            paragraphs = "".join(f"<p>{html.escape(line)}</p>" for line in [heading, *stale])
+            text = text.replace("</body>", paragraphs + "</body>", 1)
     if args.output:
         try:
             args.output.write_text(text, encoding="utf-8")

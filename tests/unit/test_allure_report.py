@@ -26,7 +26,7 @@ from allure_browser import (
 from allure_records import IDENTITIES, PY_TEXT, find, record
 
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, NOT_EXERCISED, UNSUPPORTED, WAIVED
-from pytest_rdma.report.allure_config import config_module
+from pytest_rdma.report.allure_config import ENVIRONMENT_FILE, config_module, merged_devices
 from pytest_rdma.report.allure_config import environments as env_config
 from pytest_rdma.report.allure_html import DATA_FIRST, allure_cli, report_main
 from pytest_rdma.report.allure_writer import AllureWriter
@@ -136,6 +136,34 @@ def test_the_config_groups_by_driver_categorises_by_outcome_and_gates(tmp_path: 
         "node type": "rxe0 CA · siw0 RNIC",
         "transport": "rxe0 roce · siw0 iw",
     }
+
+
+def test_a_kernel_matrix_has_an_environment_per_kernel_and_driver(tmp_path: Path) -> None:
+    needs_node()
+    new = "6.12.117+deb12-amd64"
+    old_run, new_run = tmp_path / "6.1" / "allure", tmp_path / "6.12" / "allure"
+    for directory, kernel, package in ((old_run, "6.1.0-56-amd64", "6.1.192-2"), (new_run, new, "6.12.117-1~deb12u1")):
+        directory.mkdir(parents=True)
+        devices = {
+            name: {**identity, "kernel": kernel, "kernel_package": package} for name, identity in IDENTITIES.items()
+        }
+        (directory / ENVIRONMENT_FILE).write_text(json.dumps({"devices": devices}))
+    config = tmp_path / "allurerc.mjs"
+    config.write_text(config_module("r", env_config(merged_devices([old_run, new_run])), None))
+    on_new = [{"name": "driver", "value": "rxe"}, {"name": "kernel", "value": new}]
+    seen = node_eval(
+        config,
+        f"""
+        const envs = Object.values(config.environments);
+        console.log(JSON.stringify({{
+            names: envs.map((e) => e.name),
+            matched: envs.filter((e) => e.matcher({{ labels: {json.dumps(on_new)} }})).map((e) => e.name),
+            variables: envs.find((e) => e.name === "rxe on {new}").variables,
+        }}));""",
+    )
+    assert seen["names"] == ["rxe on 6.1.0-56-amd64", f"rxe on {new}", "siw on 6.1.0-56-amd64", f"siw on {new}"]
+    assert seen["matched"] == [f"rxe on {new}"]
+    assert seen["variables"]["kernel"] == new and seen["variables"]["kernel package"] == "6.12.117-1~deb12u1"
 
 
 def needs_node() -> None:

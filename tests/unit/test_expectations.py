@@ -376,3 +376,36 @@ def test_the_ids_a_session_end_expands_are_those_of_the_waived_verbs_and_judge_t
         )
     assert catalogue_ids(["test_ibv_*"]) == {i for i in every if i.startswith("test_ibv_")}
     assert catalogue_ids(["test_no_such_verb[x]"]) == set()
+
+
+def test_a_waiver_whose_kernel_range_leaves_this_run_out_is_not_stale() -> None:
+    """A kernel matrix runs every release against one file: a range for 6.1 says nothing on 6.12."""
+    expectations = Expectations()
+    expectations.add(
+        parse(
+            'driver = "rxe"\n[[waiver]]\nid = "test_ibv_demo[gone]"\nreason = "r"\nlink = "l"\n'
+            'observed = { errno = "EINVAL" }\nkernel = "<6.12"\n',
+            Path("rxe.toml"),
+        )
+    )
+    ran = {"driver": "rxe", "stable_id": "test_ibv_demo[other]", "outcome": "conforms"}
+    on_new = review(expectations, [{**ran, "identity": {"kernel": "6.12.117+deb12-amd64"}}])
+    assert on_new["stale"] == []
+    on_old = review(expectations, [{**ran, "identity": {"kernel": "6.1.0-56-amd64"}}])
+    assert [w["pattern"] for w in on_old["stale"]] == ["test_ibv_demo[gone]"]
+
+
+def test_one_check_may_have_a_waiver_per_kernel_range() -> None:
+    """6.1 and 6.12 deviate differently on one check: each range holds its own observation."""
+    text = (
+        'driver = "siw"\n'
+        '[[waiver]]\nid = "t[x]"\nreason = "r"\nlink = "l"\nobserved = { value = 0 }\nkernel = "<6.12"\n'
+        '[[waiver]]\nid = "t[x]"\nreason = "r"\nlink = "l"\nobserved = { value = 1 }\nkernel = ">=6.12"\n'
+    )
+    expectations = Expectations()
+    expectations.add(parse(text, Path("siw.toml")))
+    info = {"driver": "siw", "stable_id": "t[x]"}
+    on_old = expectations.find({**info, "identity": {"kernel": "6.1.0-56-amd64"}})
+    on_new = expectations.find({**info, "identity": {"kernel": "6.12.117+deb12-amd64"}})
+    assert on_old is not None and on_old.observed == {"value": 0}
+    assert on_new is not None and on_new.observed == {"value": 1}

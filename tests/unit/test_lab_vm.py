@@ -3,6 +3,7 @@ caches written on the host (the VM's root is read-only). Pure host logic, no VM 
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
 import sys
 from pathlib import Path
@@ -87,9 +88,13 @@ def test_the_lab_boots_the_distros_default_kernel_when_a_newer_one_is_installed_
     from pytest_rdma.lab import prereqs
 
     images = ["/boot/vmlinuz-6.1.0-56-amd64", "/boot/vmlinuz-6.12.117+deb12-amd64"]
-    monkeypatch.setattr(
-        prereqs.glob, "glob", lambda pattern: images if pattern == "/boot/vmlinuz-*" else [f"{pattern}.ko"]
-    )
+
+    def glob(pattern: str) -> list[str]:
+        if pattern.startswith("/boot/vmlinuz-"):
+            return [image for image in images if fnmatch.fnmatch(image, pattern)]
+        return [f"{pattern}.ko"]  # every kernel ships rdma_rxe
+
+    monkeypatch.setattr(prereqs.glob, "glob", glob)
     monkeypatch.setattr(prereqs, "distro_default_release", lambda: "6.1.0-56-amd64")
     assert prereqs.find_kernel() == prereqs.Kernel("6.1.0-56-amd64", Path(images[0]))
     monkeypatch.setattr(prereqs, "distro_default_release", lambda: None)  # no metapackage: the newest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from report_helpers import make_project
@@ -62,3 +63,88 @@ def test_bad_input_is_exit_status_2(tmp_path, capsys: pytest.CaptureFixture[str]
     assert compare.main([str(bad)]) == 2
     assert "schema_version 99" in capsys.readouterr().err
     assert compare.main([str(tmp_path / "missing.json")]) == 2
+
+
+OLD_KERNEL, NEW_KERNEL = "6.1.0-56-amd64", "6.12.117+deb12-amd64"
+
+
+def _kernel_run(path: Path, kernel: str, checks: dict[str, tuple[str, dict[str, object]]]) -> str:
+    """A results file of rxe on `kernel`: stable id -> (outcome, extra fields of the record)."""
+    from pytest_rdma.report.jsonfile import SCHEMA_VERSION
+
+    identity = {"name": "rxe0", "driver": "rxe", "kernel": kernel, "kernel_package": "x", "rdma_core": "44.0"}
+    records = [
+        {
+            "stable_id": stable_id,
+            "verb": "ibv_query_qp",
+            "claim": stable_id.split("[", 1)[1].split("-", 1)[0],
+            "driver": "rxe",
+            "device": "rxe0",
+            "identity": identity,
+            "outcome": outcome,
+            **extra,
+        }
+        for stable_id, (outcome, extra) in checks.items()
+    ]
+    path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "results": records}))
+    return str(path)
+
+
+WAIVER = {"pattern": "t[fixed-*]", "file": "rxe.toml", "line": 3, "scopes": {}, "status": "applied"}
+
+
+def _deviation(errno: str, c_file: str, verdict: str = "reproduced") -> dict[str, object]:
+    return {
+        "observation": {"errno": errno},
+        "reproducer": {"dir": "/r", "c": c_file, "python": "x.py", "confirmed": {"verdict": verdict}},
+    }
+
+
+def test_across_kernels_each_differing_outcome_is_listed_with_both_reproducers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = _kernel_run(
+        tmp_path / "old.json",
+        OLD_KERNEL,
+        {
+            "t[fixed-1]": ("deviates", {**_deviation("EINVAL", "rxe0/fixed.c"), "waiver": WAIVER}),
+            "t[broken-1]": ("conforms", {}),
+            "t[errno-1]": ("deviates", _deviation("EINVAL", "rxe0/errno.c")),
+            "t[supported-1]": ("unsupported", {}),
+            "t[same-1]": ("deviates", _deviation("EINVAL", "rxe0/same.c")),
+        },
+    )
+    new = _kernel_run(
+        tmp_path / "new.json",
+        NEW_KERNEL,
+        {
+            "t[fixed-1]": ("conforms", {"waiver": {**WAIVER, "status": "fixed"}}),
+            "t[broken-1]": ("deviates", _deviation("EFAULT", "rxe0/broken.c", "not reproduced")),
+            "t[errno-1]": ("deviates", _deviation("EOPNOTSUPP", "rxe0/errno.c")),
+            "t[supported-1]": ("conforms", {}),
+            "t[same-1]": ("deviates", _deviation("EINVAL", "rxe0/same.c")),
+        },
+    )
+    assert compare.main([old, new]) == 1, "a regression between kernels fails the comparison"
+    out = capsys.readouterr().out
+    assert f"| verb | claim | rxe ({OLD_KERNEL}) | rxe ({NEW_KERNEL}) |" in out
+    after = f"rxe ({NEW_KERNEL})"
+    for expected in (
+        f"Regressions (1):\n- {after}: t[broken-1]: conforms -> deviates (EFAULT)\n"
+        f"    rxe ({OLD_KERNEL}): conforms: no reproducer\n"
+        f"    {after}: /r/rxe0/broken.c (C: not reproduced)",
+        f"Fixes (1):\n- {after}: t[fixed-1]: deviates (EINVAL) -> conforms\n"
+        f"    rxe ({OLD_KERNEL}): /r/rxe0/fixed.c (reproduced in C)\n    {after}: conforms: no reproducer",
+        f"New errnos (1):\n- {after}: t[errno-1]: deviates (EINVAL) -> deviates (EOPNOTSUPP)",
+        f"Newly supported (1):\n- {after}: t[supported-1]: unsupported -> conforms",
+    ):
+        assert expected in out
+    assert "t[same-1]" not in out.split("Legend")[1], "an outcome that did not change is not listed"
+    assert out.endswith(
+        f"Waivers stale on a release (1):\n- rxe.toml:3: waiver t[fixed-*] of rxe is stale on {NEW_KERNEL} "
+        f"(its check conforms there); it holds on {OLD_KERNEL}; kernel = '<6.12' would say where it holds\n"
+    )
+    page = tmp_path / "k.html"
+    assert compare.main([old, new, "--format", "html", "-o", str(page)]) == 1
+    assert "t[broken-1]: conforms -&gt; deviates (EFAULT)" in page.read_text()
+    assert "is stale on 6.12.117+deb12-amd64" in page.read_text().split("</body>")[0]

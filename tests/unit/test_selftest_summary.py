@@ -80,3 +80,18 @@ def test_the_lab_packages_are_installed_before_the_host_tests(monkeypatch, tmp_p
     first_test = events.index(("pytest", "unit"))
     asked = {package for kind, packages in events[:first_test] if kind == "apt" for package in packages}
     assert set(prereqs.BASE_PACKAGES) <= asked
+
+
+def test_the_kernel_matrix_step_runs_the_default_kernel_and_the_archive_s_6_12(monkeypatch) -> None:
+    from pytest_rdma import selftest
+    from pytest_rdma.lab import prereqs
+
+    monkeypatch.setattr(prereqs, "find_kernel", lambda release=None: None)
+    monkeypatch.setattr(prereqs, "distro_default_release", lambda depends=None: "6.1.0-56-amd64")
+    asked: list[str] = []
+    monkeypatch.setattr(prereqs, "archive_release", lambda package: asked.append(package) or "6.12.117+deb12-amd64")
+    assert selftest.matrix_kernels(None) == ["6.1.0-56-amd64", "6.12.117+deb12-amd64"]
+    assert asked == ["linux-image-6.12-amd64"]
+    monkeypatch.setattr(prereqs, "archive_release", lambda package: None)  # no 6.12 in the archive: one kernel
+    assert selftest.matrix_kernels(None) == ["6.1.0-56-amd64"]
+    assert selftest.matrix_kernels(["6.12.117+deb12-amd64"]) == ["6.12.117+deb12-amd64"]
