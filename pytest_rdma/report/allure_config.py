@@ -12,7 +12,8 @@ written here with json.dumps, so no value from a result is ever pasted into code
   deviation, crash or timeout, error, waived deviation (known, by its reason and link),
   unsupported (by the capability the device does not advertise), not exercised, and a waiver
   that is no longer needed;
-- qualityGate: no non-waived deviation, crash or timeout (`allure quality-gate` exits 1);
+- qualityGate: no non-waived deviation, crash or timeout among our results (`allure quality-gate` exits
+  1); another tool's results in the same folder are not judged (allure_gate.py counts them);
 - historyPath: a JSON-lines file each report appends to, so the next report marks what changed
   (new, fixed, regressed) since this one;
 - the "awesome" report as one self-contained HTML file, its tree grouped driver > verb > claim.
@@ -27,12 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
+from pytest_rdma.report.allure_model import FRAMEWORK
 from pytest_rdma.shapes import JsonObject
 
 if TYPE_CHECKING:
     from pytest_rdma.report.record import Identity
 
-ENVIRONMENT_FILE = "pytest-rdma-environment.json"  # written with the results (allure_writer.py)
+# Each device's run writes its device's identity beside its results (allure_writer.py), one file per
+# device, so runs of several devices into one folder keep each other's; ENVIRONMENT_FILE is the one
+# file of all a run's devices that earlier versions wrote, still read.
+ENVIRONMENT_FILE = "pytest-rdma-environment.json"
+ENVIRONMENT_GLOB = "pytest-rdma-environment*.json"
 GROUP_BY = ["parentSuite", "suite", "subSuite"]  # driver > verb > claim (allure_model.labels)
 GATED = (DEVIATES, CRASH, TIMEOUT)  # outcomes that fail the release gate
 GATE_ID = "no-new-deviation-or-crash"
@@ -117,12 +123,35 @@ def env_id(driver: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", driver) or "unknown"
 
 
+def environment_file(device: str) -> str:
+    """The name of the file that holds one device's identity in a results directory."""
+    return f"pytest-rdma-environment-{env_id(device)}.json"
+
+
+def read_environment_file(path: Path) -> dict[str, Identity] | None:
+    """device -> identity from one environment file; None when it is not one of ours (unreadable, edited)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    devices = data.get("devices") if isinstance(data, dict) else None
+    if not isinstance(devices, dict) or not all(isinstance(identity, dict) for identity in devices.values()):
+        return None
+    return dict(devices)
+
+
 def read_environment(directory: Path) -> dict[str, Identity]:
-    """device -> identity, from a results directory (empty when the run wrote none)."""
-    path = directory / ENVIRONMENT_FILE
-    if not path.is_file():
-        return {}
-    return dict(json.loads(path.read_text(encoding="utf-8")).get("devices") or {})
+    """device -> identity, from a results directory (empty when the runs wrote none).
+
+    A device a run named before any of its checks reported has an empty identity; another file's
+    identity of it wins.
+    """
+    devices: dict[str, Identity] = {}
+    for path in sorted(directory.glob(ENVIRONMENT_GLOB)):
+        for device, identity in (read_environment_file(path) or {}).items():
+            if identity or device not in devices:
+                devices[device] = identity
+    return devices
 
 
 def environments(devices: Mapping[str, Identity]) -> dict[str, Environment]:
@@ -215,7 +244,9 @@ def config_module(name: str, drivers: Mapping[str, Environment], history: Path |
         "      {",
         f"        id: {json.dumps(GATE_ID)},",
         "        maxFailures: 0,",
-        '        filter: (tr) => tr.labels.some((label) => label.name === "outcome" && GATED.includes(label.value)),',
+        "        filter: (tr) =>",
+        f"          hasLabel(tr.labels, {json.dumps('framework')}, {json.dumps(FRAMEWORK)}) &&",
+        '          tr.labels.some((label) => label.name === "outcome" && GATED.includes(label.value)),',
         "      },",
         "    ],",
         "  },",
@@ -234,5 +265,6 @@ def merged_devices(directories: Iterable[Path]) -> dict[str, Identity]:
     devices: dict[str, Identity] = {}
     for directory in directories:
         for device, identity in read_environment(directory).items():
-            devices.setdefault(device, identity)
+            if not devices.get(device):
+                devices[device] = identity
     return devices
