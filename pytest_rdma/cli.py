@@ -105,6 +105,12 @@ def _allure_html(results: Path, devices: list[str], html: bool = True) -> bool:
     return report.gate_passed
 
 
+def _holds_checks(results: Path) -> bool:
+    from pytest_rdma.report import allure_gate
+
+    return allure_gate.survey(path for path in results.glob(ALLURE_RUNS) if path.is_dir()).checks() > 0
+
+
 def _has_path_arg(args: list[str]) -> bool:
     return any(not arg.startswith("-") and Path(arg.split("::")[0]).exists() for arg in args)
 
@@ -129,10 +135,9 @@ def cmd_lab(argv: list[str]) -> int:
     if code not in (0, 1):
         return code
     results = options.results.resolve()
-    if _has_path_arg(passthrough):
-        # Tests of one's own (or the lab's): pytest's verdict; the report of what they wrote, if any.
-        if not options.no_html and any(path.is_dir() for path in results.glob(ALLURE_RUNS)):
-            _allure_html(results, [])
+    if _has_path_arg(passthrough) and not _holds_checks(results):
+        # Tests of one's own (or the lab's) that wrote no check of ours: nothing for the gate, pytest's verdict.
+        print("lab: no Allure result of pytest-rdma to judge (the tests given after -- wrote none)")
         return code
     if not _allure_html(results, request.devices, html=not options.no_html):
         return 1  # nothing judged is no pass: a device without results, or a report whose gate failed

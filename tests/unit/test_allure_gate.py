@@ -162,6 +162,40 @@ def test_the_lab_fails_when_a_device_has_no_results(tmp_path: Path, capsys: pyte
     assert "lab: quality gate FAILED: no result of pytest-rdma" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("written", "args", "code", "says"),
+    [
+        (["rxe0", "siw0"], [], 0, "lab: judged: 2 checks of pytest-rdma"),
+        (["rxe0"], [], 1, "lab: quality gate FAILED: siw0 exercised nothing"),
+        ([], [], 1, "lab: quality gate FAILED: no result of pytest-rdma"),
+        ([], ["tests"], 0, "lab: no Allure result of pytest-rdma to judge"),  # tests of one's own
+        (["rxe0"], ["tests"], 1, "lab: quality gate FAILED: siw0 exercised nothing"),
+    ],
+)
+def test_the_labs_exit_is_its_gates(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    written: list[str],
+    args: list[str],
+    code: int,
+    says: str,
+) -> None:
+    """pytest said 0 on each device; the lab's exit is 1 when its gate finds a device without results."""
+    results = tmp_path / "results"
+
+    def lab_run(request: object) -> int:
+        for device in written:
+            run(results / device / "allure", device, {A: CONFORMS})
+        return 0
+
+    monkeypatch.setattr(cli.lab, "run", lab_run)
+    monkeypatch.chdir(Path(__file__).parents[2])
+    argv = ["--dev", "rxe0", "--dev", "siw0", "--results", str(results), "--no-html", "--", *args]
+    assert cli.cmd_lab(argv) == code
+    assert says in capsys.readouterr().out
+
+
 # -- nothing deleted that we did not write ----------------------------------------------------------------
 
 
