@@ -87,7 +87,7 @@ def _allure_html(results: Path, devices: list[str], html: bool = True) -> bool:
     found = allure_gate.survey(runs, devices)
     lacking = allure_gate.missing(found)
     if not found.checks() or not html:
-        print(f"lab: quality gate FAILED: {lacking}" if lacking else f"lab: judged: {allure_gate.judged(found)}")
+        print(f"lab: quality gate FAILED: {lacking}" if lacking else f"lab: {allure_gate.passed(found, '')}")
         return not lacking
     try:
         report = allure_html.build(
@@ -102,6 +102,8 @@ def _allure_html(results: Path, devices: list[str], html: bool = True) -> bool:
     )
     if lacking:
         print(f"lab: quality gate FAILED: {lacking}")
+    elif report.gate_passed:
+        print(f"lab: {allure_gate.passed(found, '')}")
     return report.gate_passed
 
 

@@ -150,9 +150,10 @@ def _idle(found: Survey, device: str) -> str:
     return f"{found.who(device)} exercised nothing: its {total} checks are {shown}"
 
 
-def judged(found: Survey) -> str:
-    """What the verdict rests on: our checks per device, and what was not judged."""
+def passed(found: Survey, verdict: str) -> str:
+    """The gate's line when it passed: what it judged, Allure's `verdict` on it, and what it did not judge."""
     counts = [f"{sum(found.ours[device].values())} on {found.who(device)}" for device in sorted(found.ours)]
-    text = f"{found.checks()} checks of pytest-rdma ({', '.join(counts)})"
+    text = f"quality gate passed: {found.checks()} checks of pytest-rdma ({', '.join(counts)})"
+    text += f": {verdict}" if verdict else ""
     besides = not_judged(found)
     return f"{text}; not judged: {besides}" if besides else text
