@@ -88,22 +88,41 @@ def _forget_allure(results: Path, devices: list[str]) -> None:
         shutil.rmtree(results / device / "allure", ignore_errors=True)
 
 
-def _allure_html(results: Path) -> None:
-    """One HTML report for all the lab's runs together (pytest-rdma report), with its quality gate."""
-    from pytest_rdma.report import allure_html
+def _allure_html(results: Path, devices: list[str], html: bool = True) -> bool:
+    """The gate over all the lab's runs together, and one HTML report of them (pytest-rdma report); passed?
+
+    Each of `devices` must have exercised a check of ours: nothing judged is no pass.
+    """
+    from pytest_rdma.report import allure_gate, allure_html
 
     runs = sorted(path for path in results.glob(ALLURE_RUNS) if path.is_dir())
-    if not runs:
-        return
+    found = allure_gate.survey(runs, devices)
+    lacking = allure_gate.missing(found)
+    if not found.checks() or not html:
+        print(f"lab: quality gate FAILED: {lacking}" if lacking else f"lab: {allure_gate.passed(found, '')}")
+        return not lacking
     try:
-        report = allure_html.build(runs, results / "allure-report", history=results / allure_html.HISTORY_NAME)
+        report = allure_html.build(
+            runs, results / "allure-report", history=results / allure_html.HISTORY_NAME, devices=devices
+        )
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}", file=sys.stderr)
-        return
+        return not lacking
     print(
         f"lab: Allure HTML report: {report.index} ({report.index.stat().st_size / 1e6:.1f} MB, "
         f"{report.seconds:.1f} s); quality gate " + ("passed" if report.gate_passed else "FAILED")
     )
+    if lacking:
+        print(f"lab: quality gate FAILED: {lacking}")
+    elif report.gate_passed:
+        print(f"lab: {allure_gate.passed(found, '')}")
+    return report.gate_passed
+
+
+def _holds_checks(results: Path) -> bool:
+    from pytest_rdma.report import allure_gate
+
+    return allure_gate.survey(path for path in results.glob(ALLURE_RUNS) if path.is_dir()).checks() > 0
 
 
 def _has_path_arg(args: list[str]) -> bool:
@@ -129,8 +148,15 @@ def cmd_lab(argv: list[str]) -> int:
         return _kernel_matrix(request, options.kernels)
     _forget_allure(options.results, request.devices)
     code = lab.run(request)
-    if not options.no_html and code in (0, 1):
-        _allure_html(options.results.resolve())
+    if code not in (0, 1):
+        return code
+    results = options.results.resolve()
+    if _has_path_arg(passthrough) and not _holds_checks(results):
+        # Tests of one's own (or the lab's) that wrote no check of ours: nothing for the gate, pytest's verdict.
+        print("lab: no Allure result of pytest-rdma to judge (the tests given after -- wrote none)")
+        return code
+    if not _allure_html(results, request.devices, html=not options.no_html):
+        return 1  # nothing judged is no pass: a device without results, or a report whose gate failed
     return code
 
 

@@ -13,7 +13,8 @@ written here with json.dumps, so no value from a result is ever pasted into code
   unsupported (by the capability the device does not advertise), not exercised, and a waiver
   that is no longer needed;
 - qualityGate: no non-waived deviation, crash or timeout, and no check unsupported for the lack of a
-  required capability (`allure quality-gate` exits 1);
+  required capability, among our results (`allure quality-gate` exits 1); another tool's results in the
+  same folder are not judged (allure_gate.py counts them);
 - historyPath: a JSON-lines file each report appends to, so the next report marks what changed
   (new, fixed, regressed) since this one;
 - the "awesome" report as one self-contained HTML file, its tree grouped driver > verb > claim.
@@ -30,12 +31,17 @@ from typing import TYPE_CHECKING, TypedDict
 from pytest_rdma.command_line import InputError
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report import schema
+from pytest_rdma.report.allure_model import FRAMEWORK
 from pytest_rdma.shapes import JsonObject
 
 if TYPE_CHECKING:
     from pytest_rdma.report.record import Identity
 
-ENVIRONMENT_FILE = "pytest-rdma-environment.json"  # written with the results (allure_writer.py)
+# Each device's run writes its device's identity beside its results (allure_writer.py), one file per
+# device, so runs of several devices into one folder keep each other's; ENVIRONMENT_FILE is the one
+# file of all a run's devices that earlier versions wrote, still read.
+ENVIRONMENT_FILE = "pytest-rdma-environment.json"
+ENVIRONMENT_GLOB = "pytest-rdma-environment*.json"
 GROUP_BY = ["parentSuite", "suite", "subSuite"]  # driver > verb > claim (allure_model.labels)
 GATED = (DEVIATES, CRASH, TIMEOUT)  # outcomes that fail the release gate
 GATE_ID = "no-new-deviation-or-crash"
@@ -133,12 +139,39 @@ def env_id(driver: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", driver) or "unknown"
 
 
+def environment_file(device: str) -> str:
+    """The name of the file that holds one device's identity in a results directory."""
+    return f"pytest-rdma-environment-{env_id(device)}.json"
+
+
+def read_environment_file(path: Path) -> dict[str, Identity] | None:
+    """device -> identity from one environment file; None when it is not one of ours (unreadable, edited)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    devices = data.get("devices") if isinstance(data, dict) else None
+    if not isinstance(devices, dict) or not all(isinstance(identity, dict) for identity in devices.values()):
+        return None
+    return dict(devices)
+
+
 def read_environment(directory: Path) -> dict[str, Identity]:
-    """device -> identity, from a results directory (empty when the run wrote none); a file there that is
-    not what allure_writer.py writes is an InputError naming it (docs/results-schema.md: Identity)."""
-    path = directory / ENVIRONMENT_FILE
-    if not path.is_file():
-        return {}
+    """device -> identity, from a results directory (empty when the runs wrote none); a file there that is
+    not what allure_writer.py writes is an InputError naming it (docs/results-schema.md: Identity).
+
+    A device a run named before any of its checks reported has an empty identity; another file's
+    identity of it wins.
+    """
+    devices: dict[str, Identity] = {}
+    for path in sorted(directory.glob(ENVIRONMENT_GLOB)):
+        for device, identity in _checked_environment(path).items():
+            if identity or device not in devices:
+                devices[device] = identity
+    return devices
+
+
+def _checked_environment(path: Path) -> dict[str, Identity]:
     give = "give the results directory as pytest --rdma-allure wrote it, or remove that file"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -147,19 +180,22 @@ def read_environment(directory: Path) -> dict[str, Identity]:
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, dict):
         raise InputError(f"{path}: no 'devices' object (device -> identity); {give}")
+    named = {device: identity for device, identity in devices.items() if identity != {}}  # {}: named before a check
     try:
-        schema.check_devices(devices)
+        schema.check_devices(named)
     except schema.SchemaError as exc:
         raise InputError(f"{path}: {exc}; {give}") from None
     return dict(devices)
 
 
 def read_profile(directory: Path) -> dict[str, list[JsonObject]]:
-    """device -> its required capabilities and how each held (empty when none was required)."""
-    path = directory / ENVIRONMENT_FILE
-    if not path.is_file():
-        return {}
-    return dict(json.loads(path.read_text(encoding="utf-8")).get("profile") or {})
+    """device -> its required capabilities and how each held (empty when none was required), from the
+    devices' environment files (read_environment has refused a damaged one)."""
+    profile: dict[str, list[JsonObject]] = {}
+    for path in sorted(directory.glob(ENVIRONMENT_GLOB)):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        profile.update(data.get("profile") or {})
+    return profile
 
 
 def merged_profiles(directories: Iterable[Path]) -> dict[str, list[JsonObject]]:
@@ -294,9 +330,12 @@ def config_module(name: str, drivers: Mapping[str, Environment], history: Path |
         "      {",
         f"        id: {json.dumps(GATE_ID)},",
         "        maxFailures: 0,",
-        "        filter: (tr) => tr.labels.some(",
-        '          (label) => (label.name === "outcome" && GATED.includes(label.value)) || label.name === "required",',
-        "        ),",
+        "        filter: (tr) =>",
+        f"          hasLabel(tr.labels, {json.dumps('framework')}, {json.dumps(FRAMEWORK)}) &&",
+        "          tr.labels.some(",
+        "            (label) =>",
+        '              (label.name === "outcome" && GATED.includes(label.value)) || label.name === "required",',
+        "          ),",
         "      },",
         "    ],",
         "  },",
@@ -326,8 +365,8 @@ def merged_devices(directories: Iterable[Path]) -> dict[str, Identity]:
     for directory in directories:
         for device, identity in read_environment(directory).items():
             known = devices.get(device)
-            if known is not None and known.get("kernel") != identity.get("kernel"):
+            if known and identity and known.get("kernel") != identity.get("kernel"):
                 devices.setdefault(f"{device} on {identity.get('kernel')}", identity)
-            else:
-                devices.setdefault(device, identity)
+            elif not known:
+                devices[device] = identity
     return devices

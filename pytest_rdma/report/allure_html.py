@@ -9,8 +9,10 @@ from disk, in CI artifacts, and in a headless browser, without a web server. Its
 (allure_config.py) is made from the runs' own results and kept beside the report
 (`allurerc.mjs`), so `npx allure generate --config ...` rebuilds the same report.
 
-The command exits 1 when Allure's quality gate fails (a deviation no waiver covers, a crash or
-a timeout), 0 when it passes, 4 when the report could not be built.
+The command exits 1 when the gate fails: the folders hold nothing of ours to judge, a device the
+runs named exercised nothing (allure_gate.py), or Allure's quality gate fails (a deviation no
+waiver covers, a crash or a timeout); 0 when it passes, 2 on bad input, 4 when the report could
+not be built. Another tool's results in the folders are counted and named, never judged.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_rdma.command_line import InputError, Parser, fail
+from pytest_rdma.report import allure_gate
 from pytest_rdma.report.allure_config import config_module, environments, merged_devices, merged_profiles
 from pytest_rdma.writable import DIRECTORY, problem
 
@@ -115,8 +118,9 @@ class Report:
     index: Path  # the single-file report
     config: Path  # the allurerc.mjs it was built with
     gate_passed: bool
-    gate_text: str  # what Allure's quality gate said (empty when it passed)
+    gate_text: str  # why the gate failed: what is missing (allure_gate.py), or what Allure's gate said
     seconds: float
+    survey: allure_gate.Survey  # what the results hold: our checks per device, other tools' results
 
 
 def write_config(results_dirs: Sequence[Path], path: Path, name: str, history: Path | None, gate: str = "") -> Path:
@@ -127,8 +131,10 @@ def write_config(results_dirs: Sequence[Path], path: Path, name: str, history: P
     return path
 
 
-def gate_verdict(passed: bool, text: str) -> str:
-    """A few words for the report: the gate passed, or how many results failed it."""
+def gate_verdict(passed: bool, text: str, lacking: str = "") -> str:
+    """A few words for the report: the gate passed, what is missing, or how many results failed it."""
+    if lacking:
+        return f"FAILED: {lacking}"
     if passed:
         return "passed"
     found = re.search(r"failed tests (\d+) exceeds", text)
@@ -148,14 +154,23 @@ def _allure(command: list[str], args: list[str], cwd: Path) -> subprocess.Comple
 
 
 def build(
-    results_dirs: Sequence[str | Path], out_dir: str | Path, name: str = "pytest-rdma", history: Path | None = None
+    results_dirs: Sequence[str | Path],
+    out_dir: str | Path,
+    name: str = "pytest-rdma",
+    history: Path | None = None,
+    devices: Sequence[str] = (),
 ) -> Report:
-    """The HTML report of `results_dirs` (written with --rdma-allure) in out_dir, and its quality gate."""
+    """The HTML report of `results_dirs` (written with --rdma-allure) in out_dir, and its gate.
+
+    `devices` are devices the runs were asked to test besides those the folders name (the lab's --dev).
+    """
     started = time.monotonic()
     dirs = [Path(d).resolve() for d in results_dirs]
     missing = [str(d) for d in dirs if not d.is_dir()]
     if missing:
         raise FileNotFoundError(f"no Allure results directory: {', '.join(missing)}")
+    found = allure_gate.survey(dirs, devices)
+    lacking = allure_gate.missing(found)
     out = Path(out_dir).resolve()
     command = allure_cli()
     history = history.resolve() if history is not None else None
@@ -169,7 +184,7 @@ def build(
         if gate.returncode not in (0, 1) or (gate.returncode == 1 and "Quality Gate failed" not in gate_text):
             raise RuntimeError(f"allure quality-gate failed to run ({gate.returncode}):\n{gate_text[-2000:]}")
         passed = gate.returncode == 0
-        config = write_config(dirs, config, name, history, gate_verdict(passed, gate_text))
+        config = write_config(dirs, config, name, history, gate_verdict(passed, gate_text, lacking))
         done = _allure(
             command, ["generate", "--config", str(config), "--output", str(out), *map(str, dirs)], Path(scratch)
         )
@@ -180,7 +195,8 @@ def build(
         single_file_fixes(index)
         kept = out / CONFIG_NAME
         shutil.copyfile(config, kept)
-    return Report(index, kept, passed, "" if passed else gate_text, time.monotonic() - started)
+    text = lacking or ("" if passed else gate_text)
+    return Report(index, kept, passed and not lacking, text, time.monotonic() - started, found)
 
 
 def report_main(argv: list[str]) -> int:
@@ -189,8 +205,9 @@ def report_main(argv: list[str]) -> int:
         prog="pytest-rdma report",
         description="Build one Allure 3 HTML report (a single index.html) from the Allure results of one or more "
         "runs (pytest --rdma-allure DIR): one environment per driver, categories, links to the man pages, "
-        "reproducers attached. Exits 1 when the quality gate fails: a deviation no waiver covers, a crash or a "
-        "timeout.",
+        "reproducers attached. Exits 1 when the quality gate fails: no result of pytest-rdma to judge, a device "
+        "that exercised nothing, a deviation no waiver covers, a crash or a timeout (other tools' results are "
+        "counted, not judged).",
     )
     # nargs="*" so that an unknown option is named before a missing directory.
     parser.add_argument(
@@ -235,6 +252,10 @@ def report_main(argv: list[str]) -> int:
     if unwritable:
         return fail("pytest-rdma report", f"-o {options.output}: {unwritable}")
     history = None if options.no_history else (options.history or options.output.resolve().parent / HISTORY_NAME)
+    found = allure_gate.survey(options.results)
+    if not options.config_only and not found.checks():  # nothing to build a report of
+        print(f"report: quality gate FAILED: {allure_gate.missing(found)}", file=sys.stderr)
+        return 1
     try:
         if options.config_only:
             path = write_config(options.results, options.output / CONFIG_NAME, options.name, history)
@@ -249,7 +270,8 @@ def report_main(argv: list[str]) -> int:
     size = report.index.stat().st_size
     print(f"report: {report.index} ({size / 1e6:.1f} MB, built in {report.seconds:.1f} s)")
     if not report.gate_passed:
-        print(f"report: quality gate FAILED:\n{report.gate_text}", file=sys.stderr)
+        separator = " " if allure_gate.missing(report.survey) else "\n"
+        print(f"report: quality gate FAILED:{separator}{report.gate_text}", file=sys.stderr)
         return 1
-    print("report: quality gate passed: no deviation without a waiver, no crash, no timeout")
+    print(f"report: {allure_gate.passed(report.survey, 'no deviation without a waiver, no crash, no timeout')}")
     return 0

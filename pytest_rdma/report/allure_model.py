@@ -59,6 +59,9 @@ STATUS = {
     NOT_EXERCISED: "skipped",
 }
 NO_DEVICE = "no device"
+# The `framework` label of every result we write: how `pytest-rdma report` tells our results from
+# another tool's in the same folder (allure-pytest writes "pytest") and the writer its own files.
+FRAMEWORK = "pytest-rdma"
 STEP_LINE = re.compile(r"^\[(?P<index>-?\d+)\] (?P<phase>\w+): (?P<text>.*)$", re.S)
 TEXT_LIMIT = 4000
 
@@ -294,7 +297,7 @@ def labels(record: Record) -> list[dict[str, str]]:
         ("decided_by", str(record.get("decided_by") or record.get("layer") or "")),
         ("transport", str(identity.get("transport") or "")),
         ("kernel", str(identity.get("kernel") or "")),  # a kernel matrix's environments match on it
-        ("framework", "pytest-rdma"),
+        ("framework", FRAMEWORK),
     ]
     waiver = record.get("waiver") or {}
     if waiver.get("status"):

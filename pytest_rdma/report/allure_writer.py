@@ -3,29 +3,32 @@
 Under xdist every record reaches the controller (results.py), so one writer there writes every
 result once, a crashed worker's check included. Each result is written as its record arrives
 (`<uuid>-result.json`, plus its attachments), so an interrupted run keeps the finished checks.
-At the start the writer removes the results an earlier run left in DIR: Allure takes two
-results of one check as a retry. It also writes `pytest-rdma-environment.json`: each device's
-identity (driver, node type, transport, firmware, vendor and part, kernel, rdma-core), which
-`pytest-rdma report` turns into one Allure environment per driver (allure_config.py). Each result
-quotes its cited section from the man page where it is installed here (manpages.py).
 
-A check that uses no device (its API family has no provider here) is counted under the run's
-device when the run tested one device, as the lab's per-device runs do: its result says that
-this driver's run could not check it, and two runs never give one check twice in one environment.
+Nothing it did not write is removed. Each file is listed in its device's manifest
+(`pytest-rdma-files-<device>.txt`) before it is written, so an interrupted run leaves no file of
+ours unlisted; the next run of that device removes what its manifest lists, and nothing else (Allure
+takes two results of one check as a retry): another tool's results and another device's run in the
+same folder stay. It also writes, per device, `pytest-rdma-environment-<device>.json`: the device's
+identity (driver, node type, transport, firmware, vendor and part, kernel, rdma-core), which
+`pytest-rdma report` turns into one Allure environment per driver (allure_config.py). A device the
+run names is written there at the start, so a device that exercised nothing is still named to the
+report's gate (allure_gate.py). Each result quotes its cited section from the man page where it is
+installed here (manpages.py).
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 import pytest
 
-from pytest_rdma.report.allure_config import ENVIRONMENT_FILE
+from pytest_rdma.report.allure_config import env_id, environment_file
 from pytest_rdma.report.allure_model import convert
 from pytest_rdma.report.manpages import passage
 from pytest_rdma.report.profile import Requirement
@@ -35,18 +38,12 @@ from pytest_rdma.report.results import Results
 if TYPE_CHECKING:
     from pytest_rdma.report.terminal import Summary
 
-# What Allure reads from a results directory and an earlier run may have left there (a killed one, its
-# half-written temporary files too).
-STALE = (
-    "*-result.json",
-    "*-container.json",
-    "*-attachment*",
-    ENVIRONMENT_FILE,
-    "environment.properties",
-    "categories.json",
-    "executor.json",
-    ".*.tmp*",
-)
+MANIFEST_PREFIX = "pytest-rdma-files"
+
+
+def manifest_file(device: str) -> str:
+    """The manifest of one device's run; a run without a device has one of its own."""
+    return f"{MANIFEST_PREFIX}-{env_id(device)}.txt" if device else f"{MANIFEST_PREFIX}.txt"
 
 
 class RunEnvironment(TypedDict, total=False):
@@ -57,11 +54,28 @@ class RunEnvironment(TypedDict, total=False):
     profile: dict[str, list[Requirement]]  # device -> its required capabilities (at the end of the run)
 
 
-def clear(directory: Path) -> None:
-    for pattern in STALE:
-        for path in directory.glob(pattern):
-            if path.is_file():
+def listed(directory: Path, device: str) -> list[str]:
+    """The files a device's earlier run wrote in directory, from its manifest (plain names in it only)."""
+    try:
+        lines = (directory / manifest_file(device)).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [name for name in lines if name and name == Path(name).name and not name.startswith(".")]
+
+
+def forget(directory: Path, device: str) -> int:
+    """Remove what the device's earlier run wrote (and the temporary files of a killed one); how many."""
+    removed = 0
+    for name in listed(directory, device):
+        for path in (directory / name, *directory.glob(f".{glob.escape(name)}.tmp*")):
+            try:
                 path.unlink()
+                removed += 1
+            except FileNotFoundError:
+                pass
+    for name in (manifest_file(device), environment_file(device)):
+        (directory / name).unlink(missing_ok=True)
+    return removed
 
 
 def write_json(path: Path, data: Mapping[str, object]) -> None:
@@ -82,12 +96,16 @@ class AllureWriter:
         self.summary = summary  # its profile: the devices' required capabilities (after its sessionfinish)
         self._deferred: list[Record] = []  # records without a device, until the run's devices are known
         self._devices: dict[str, Identity] = {}
+        self._manifests: dict[str, TextIO] = {}  # device -> its manifest, open for appending
         results.sinks.append(self.append)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            clear(self.directory)
+            for device in self.results.devices:
+                self._start(device)
+            if not self.results.devices:
+                self._start("")
         except OSError as error:
             self._failed(error)
 
@@ -96,6 +114,21 @@ class AllureWriter:
         self.results.output_failures.failed(
             "--rdma-allure", self.directory, error, "the results written before are kept there", at_end
         )
+
+    def _start(self, device: str) -> None:
+        """The device's earlier results go; a new manifest; the device named in its environment file."""
+        forget(self.directory, device)
+        self._manifests[device] = open(self.directory / manifest_file(device), "w", encoding="utf-8")  # noqa: SIM115
+        if device:
+            self._devices.setdefault(device, {})
+            self._write_environment(device)
+
+    def _write_environment(self, device: str) -> None:
+        environment: RunEnvironment = {"schema_version": 1, "devices": {device: self._devices[device]}}
+        profile = self.summary.profile.get(device) if self.summary is not None else None
+        if profile:
+            environment["profile"] = {device: profile}
+        write_json(self.directory / environment_file(device), environment)
 
     def append(self, record: Record) -> None:
         if self.results.output_failures.has_failed("--rdma-allure"):
@@ -106,27 +139,30 @@ class AllureWriter:
             self._failed(error)
 
     def _append(self, record: Record) -> None:
-        if not record.get("device"):
+        device = record.get("device")
+        if not device:
             self._deferred.append(record)
             return
-        identity = record.get("identity") or self.results.identities.get(record["device"])
-        if identity and record["device"] not in self._devices:
-            self._devices[record["device"]] = dict(identity)
-            write_json(self.directory / ENVIRONMENT_FILE, self.environment())
-        self.write(record)
+        if device not in self._manifests:  # a device the run did not name up front (a test of one's own)
+            self._start(device)
+        identity = record.get("identity") or self.results.identities.get(device)
+        if identity and not self._devices.get(device):
+            self._devices[device] = dict(identity)
+            self._write_environment(device)
+        self.write(record, [device])
 
-    def environment(self) -> RunEnvironment:
-        environment: RunEnvironment = {"schema_version": 1, "devices": self._devices}
-        if self.summary is not None and self.summary.profile:
-            environment["profile"] = self.summary.profile
-        return environment
-
-    def write(self, record: Record) -> None:
+    def write(self, record: Record, owners: list[str]) -> None:
+        """Write the record's result and attachments, each listed first in its owners' manifests."""
         _, quote = passage(str(record.get("ref") or ""), str(record.get("claim_text") or ""))
         converted = convert(record, stop_ms=int(time.time() * 1000), python_text=self.python_text(record), quote=quote)
+        result = f"{converted.result['uuid']}-result.json"
+        for owner in owners:
+            manifest = self._manifests[owner]
+            manifest.writelines(f"{name}\n" for name in [*converted.attachments, result])
+            manifest.flush()
         for name, attachment in converted.attachments.items():
             (self.directory / name).write_bytes(attachment.content)
-        write_json(self.directory / f"{converted.result['uuid']}-result.json", converted.result)
+        write_json(self.directory / result, converted.result)
 
     def python_text(self, record: Record) -> str:
         """The Python reproducer, written by the process that ran the check, on this machine's disk."""
@@ -141,19 +177,28 @@ class AllureWriter:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.results.finish_pending()
-        if self.results.output_failures.has_failed("--rdma-allure"):
-            return
         try:
-            self._finish()
+            if not self.results.output_failures.has_failed("--rdma-allure"):
+                self._finish()
         except OSError as error:
             self._failed(error, at_end=True)
+        finally:
+            for manifest in self._manifests.values():
+                manifest.close()
 
     def _finish(self) -> None:
         only = next(iter(self._devices.items())) if len(self._devices) == 1 else None
+        # A check without a device belongs to every device of the run: a run of any of them replaces it.
+        owners = [device for device in self._manifests if device] or [""]
+        if "" in owners and "" not in self._manifests:
+            self._start("")
         for record in self._deferred:
             if only is not None:
                 record = {**record, "driver": only[1].get("driver", "")}
-            self.write(record)
+            self.write(record, owners)
         self._deferred.clear()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        write_json(self.directory / ENVIRONMENT_FILE, self.environment())
+        # The required capabilities are known at the end of the run (the summary's profile): each device's
+        # environment file is written again with its own.
+        if self.summary is not None and self.summary.profile:
+            for device in self._devices:
+                self._write_environment(device)

@@ -29,6 +29,7 @@ from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, NOT_EXERCISED, UNSUP
 from pytest_rdma.report.allure_config import ENVIRONMENT_FILE, config_module, merged_devices
 from pytest_rdma.report.allure_config import environments as env_config
 from pytest_rdma.report.allure_html import DATA_FIRST, allure_cli, report_main
+from pytest_rdma.report.allure_model import FRAMEWORK
 from pytest_rdma.report.allure_writer import AllureWriter
 from pytest_rdma.report.results import Results
 
@@ -71,6 +72,9 @@ def report(tmp_path: Path, plan: dict[str, dict[str, str]], capsys: pytest.Captu
     return code, out.out + out.err
 
 
+OURS = {"name": "framework", "value": FRAMEWORK}
+
+
 def node_eval(config: Path, script: str) -> object:
     """Run `script` with the config module imported as `config`; what it prints, as JSON."""
     node = allure_cli()[0]
@@ -84,9 +88,11 @@ def test_the_config_groups_by_driver_categorises_by_outcome_and_gates(tmp_path: 
     config = tmp_path / "allurerc.mjs"
     config.write_text(config_module("r", env_config(IDENTITIES), tmp_path / "h.jsonl", "passed"))
     labels = {
-        outcome: [{"name": "driver", "value": "siw"}, {"name": "outcome", "value": outcome}]
+        outcome: [{"name": "driver", "value": "siw"}, {"name": "outcome", "value": outcome}, OURS]
         for outcome in (CONFORMS, DEVIATES, WAIVED, UNSUPPORTED, NOT_EXERCISED, CRASH)
     }
+    # Another tool's result with the same labels is never judged as ours.
+    foreign = [{"name": "outcome", "value": DEVIATES}, {"name": "framework", "value": "pytest"}]
     seen = node_eval(
         config,
         f"""
@@ -102,6 +108,7 @@ def test_the_config_groups_by_driver_categorises_by_outcome_and_gates(tmp_path: 
             siw: env(labels.conforms),
             categories: Object.fromEntries(Object.entries(labels).map(([o, ls]) => [o, category(ls)])),
             gated: Object.entries(labels).filter(([, ls]) => gate.filter({{ labels: ls }})).map(([o]) => o),
+            foreignGated: gate.filter({{ labels: {json.dumps(foreign)} }}),
             maxFailures: gate.maxFailures, history: config.historyPath, variables: config.variables,
         }}));""",
     )
@@ -124,6 +131,7 @@ def test_the_config_groups_by_driver_categorises_by_outcome_and_gates(tmp_path: 
         CRASH: "crash-or-timeout",
     }
     assert seen["gated"] == [DEVIATES, CRASH] and seen["maxFailures"] == 0
+    assert seen["foreignGated"] is False
     assert seen["history"] == str(tmp_path / "h.jsonl")
     # Shown with all drivers at once: the gate, then each field once when the drivers share it, else per device.
     assert seen["variables"] == {

@@ -17,7 +17,7 @@ from allure_records import C_TEXT, PY_TEXT, cases, find, record
 from pytest_rdma.expectations import SHIPPED_DIR, load
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report import junit, links
-from pytest_rdma.report.allure_config import ENVIRONMENT_FILE
+from pytest_rdma.report.allure_config import read_environment
 from pytest_rdma.report.allure_model import convert
 from pytest_rdma.report.record import merge
 from pytest_rdma.report.redact import has_machine_path, redact
@@ -338,7 +338,15 @@ def test_the_writer_writes_each_check_once_from_the_controller(
     )
     out = pytester.path / "allure"
     out.mkdir()
-    (out / "0000-result.json").write_text('{"name": "left by an earlier run"}')
+    # In the folder already: allure-pytest's result, an earlier run's result of rxe0 (listed in rxe0's
+    # manifest), and a run of another device into the same folder. Only rxe0's earlier result goes.
+    foreign = out / "0000-result.json"
+    foreign.write_text('{"name": "allure-pytest wrote this", "labels": [{"name": "framework", "value": "pytest"}]}')
+    earlier = {"rxe0": "1111-result.json", "mlx5_0": "2222-result.json"}
+    for device, name in earlier.items():
+        (out / name).write_text(json.dumps({"name": f"left by {device}'s run", "labels": []}))
+        (out / f"pytest-rdma-files-{device}.txt").write_text(f"{name}\n../outside.txt\n")
+    (pytester.path / "outside.txt").write_text("never ours to delete")
     if not xdist:
         monkeypatch.setenv("DEMO_SERIAL", "1")
     run = pytester.runpytest_subprocess(
@@ -355,11 +363,13 @@ def test_the_writer_writes_each_check_once_from_the_controller(
         "junit.xml",
     )
     assert run.ret == pytest.ExitCode.TESTS_FAILED, run.stdout.str()
+    assert foreign.exists() and (out / earlier["mlx5_0"]).exists() and not (out / earlier["rxe0"]).exists()
+    assert (pytester.path / "outside.txt").exists()
     results = [json.loads(path.read_text()) for path in out.glob("*-result.json")]
+    results = [r for r in results if labels(r).get("framework") == "pytest-rdma"]
     by_device = {(labels(r)["device"], r["parameters"][-2]["value"]): r for r in results if r["parameters"]}
     # 3 cases x 2 devices, and the check without a device; each once (the earlier run's result is gone).
     assert len(results) == 7, [r["name"] for r in results]
-    assert "left by an earlier run" not in {r["name"] for r in results}
     keys = {(r["testCaseId"], json.dumps(r["parameters"]), labels(r).get("driver")) for r in results}
     assert len(keys) == len(results), "no result is a retry of another"
     outcomes = {key: labels(r)["outcome"] for key, r in by_device.items()}
@@ -374,7 +384,7 @@ def test_the_writer_writes_each_check_once_from_the_controller(
     (nodevice,) = [r for r in results if r["name"].startswith(first.says) and labels(r)["device"] == "no device"]
     assert labels(nodevice)["driver"] == "no device"
     # Each driver's identity, for its environment in the report.
-    devices = json.loads((out / ENVIRONMENT_FILE).read_text())["devices"]
+    devices = read_environment(out)
     assert devices["siw0"]["transport"] == "iw" and devices["rxe0"]["driver"] == "rxe"
     # No message names this machine's paths (the error's path is under pytester's directory), in any report.
     for path in [*out.iterdir(), pytester.path / "results.json", pytester.path / "junit.xml"]:

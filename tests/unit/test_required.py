@@ -91,7 +91,7 @@ def test_a_required_capability_the_device_lacks_fails_the_run_naming_the_attribu
     assert failed["statusDetails"]["message"] == said
     assert {"name": "required", "value": "srq"} in failed["labels"]
     allure = pytester.path / "allure"
-    environment = json.loads((allure / "pytest-rdma-environment.json").read_text())
+    environment = json.loads((allure / "pytest-rdma-environment-siw0.json").read_text())  # one file a device
     assert environment["profile"]["siw0"][0]["status"] == "failed"
     # `pytest-rdma report` shows it among each driver's environment variables.
     drivers = environments(merged_devices([allure]), merged_profiles([allure]))
