@@ -135,8 +135,21 @@ def _version_key(release: str) -> list[int]:
     return [int(part) for part in re.findall(r"\d+", release)]
 
 
+def distro_default_release() -> str | None:
+    """The release of the kernel Debian's metapackage (linux-image-amd64) installs, if it is installed."""
+    found = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Depends}", "linux-image-amd64"], capture_output=True, text=True, check=False
+    )
+    match = re.search(r"\blinux-image-(\d[^\s,(|]*)", found.stdout if found.returncode == 0 else "")
+    return match.group(1) if match else None
+
+
 def find_kernel() -> Kernel | None:
-    """The newest installed distro kernel that ships rdma_rxe."""
+    """The distro's default kernel if it ships rdma_rxe (another installed beside it, e.g. Debian 12's 6.12
+    from its archive, must not change what the lab boots), else the newest installed that ships rdma_rxe."""
+    default = distro_default_release()
+    if default and Kernel(default, Path(f"/boot/vmlinuz-{default}")).has_rxe:
+        return Kernel(default, Path(f"/boot/vmlinuz-{default}"))
     kernels = []
     for image in glob.glob("/boot/vmlinuz-*"):
         release = image.removeprefix("/boot/vmlinuz-")

@@ -80,3 +80,17 @@ def test_the_guest_boots_without_drivers_for_emulated_hardware_it_does_not_use()
     needed = {"rdma_rxe", "siw", "ib_core", "ib_uverbs", "rdma_ucm", "rdma_cm", "iw_cm", "ib_cm", "libcrc32c"}
     assert not needed & set(vm.UNUSED_GUEST_DRIVERS)
     assert not any(name.startswith(("crc32", "virtio", "9p", "fuse")) for name in vm.UNUSED_GUEST_DRIVERS)
+
+
+def test_the_lab_boots_the_distros_default_kernel_when_a_newer_one_is_installed_beside_it(monkeypatch) -> None:
+    """Debian 12's archive carries 6.12 beside the default 6.1: installing it must not change a plain lab run."""
+    from pytest_rdma.lab import prereqs
+
+    images = ["/boot/vmlinuz-6.1.0-56-amd64", "/boot/vmlinuz-6.12.117+deb12-amd64"]
+    monkeypatch.setattr(
+        prereqs.glob, "glob", lambda pattern: images if pattern == "/boot/vmlinuz-*" else [f"{pattern}.ko"]
+    )
+    monkeypatch.setattr(prereqs, "distro_default_release", lambda: "6.1.0-56-amd64")
+    assert prereqs.find_kernel() == prereqs.Kernel("6.1.0-56-amd64", Path(images[0]))
+    monkeypatch.setattr(prereqs, "distro_default_release", lambda: None)  # no metapackage: the newest
+    assert prereqs.find_kernel() == prereqs.Kernel("6.12.117+deb12-amd64", Path(images[1]))
