@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Union, cast
+from typing import cast
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
@@ -21,12 +21,9 @@ from pytest_rdma.calls.values import Unresolved, number, read_path
 from pytest_rdma.cases import Axes, Case, Spec
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Arg, Cap, Expect, Need, Ref, Step, Value
+from pytest_rdma.observations import Errno, FieldValue, Observation, Observed
 from pytest_rdma.outcomes import Deviation, NotExercised, Unsupported
 from pytest_rdma.provider.device import DeviceUnderTest
-
-# A value an expectation compares and a report shows: what plain() makes of a resolved or read-back value
-# (a Sym or a Field -> its number, a Handle -> its name), or a device's names (ret.names).
-Observed = Union[Readback, tuple["Observed", ...], list[str]]
 
 # An expectation's operator: Python's own comparison of what was read with what is expected.
 Compare = Callable[[Observed, Observed], bool]
@@ -163,7 +160,7 @@ class Check:
             raise self.deviation(
                 f"{producer.name} makes the {need.kind} this check needs ({shown}), which the device advertises",
                 f"{producer.name} failed: errno {call.errno_name}",
-                {"verb": producer.name, "errno": call.errno_name},
+                Errno(call.errno_name, verb=producer.name),
                 call,
                 ref=f"{producer.man} RETURN VALUE",
             )
@@ -386,7 +383,7 @@ class Check:
                 raise self.deviation(
                     f"{item.left} {shown}{target}",
                     f"{item.left} = {_show(None, left)}" + (f" against {_show(item.right, right)}" if target else ""),
-                    {"field": item.left, "value": left},
+                    FieldValue(item.left, left),
                     call,
                     ref=ref,
                 )
@@ -395,7 +392,7 @@ class Check:
         self,
         expected: str,
         observed: str,
-        observation: Mapping[str, object],
+        observation: Observation,
         call: Call | None = None,
         *,
         ref: str = "",
@@ -403,13 +400,13 @@ class Check:
     ) -> Deviation:
         if call is not None and call.problem:
             observed = f"{observed} ({call.problem})"
-            observation = {**observation, "problem": call.problem}
-        return Deviation(expected, observed, dict(observation), ref, details, call.index if call else None)
+            observation = observation.with_problem(call.problem)
+        return Deviation(expected, observed, observation, ref, details, call.index if call else None)
 
     def failure(self, call: Call, expected: str, ref: str = "") -> Deviation:
         """The call failed where it must succeed."""
         return self.deviation(
-            expected, f"{call.verb} failed: errno {call.errno_name}", {"errno": call.errno_name}, call, ref=ref
+            expected, f"{call.verb} failed: errno {call.errno_name}", Errno(call.errno_name), call, ref=ref
         )
 
     def close(self) -> list[Call]:

@@ -44,6 +44,19 @@ from pytest_rdma.kinds.traffic import (
     WorkRequest,
     field,
 )
+from pytest_rdma.observations import (
+    BadWr,
+    CompletionStatus,
+    CqEvent,
+    Differs,
+    Errno,
+    EventCq,
+    FieldValue,
+    Placed,
+    Problem,
+    Returned,
+    State,
+)
 from pytest_rdma.outcomes import NotExercised
 
 SEND_ID, RECV_ID = 0x5E7D, 0x4ECF  # wr_ids a completion must carry back
@@ -226,7 +239,7 @@ class Scenario:
             raise self.check.deviation(
                 f"the {side} completion's {name} is {want}",
                 f"{name} = {shown}" + (f" (vendor_err {wc.get('vendor_err')})" if name == "status" else ""),
-                {"field": f"wc.0.{name}", "value": got},
+                FieldValue(f"wc.0.{name}", got),
                 self.check.calls.log[_index_of(self.check, wc["poll_call"])],
                 ref="ibv_poll_cq(3) DESCRIPTION",
             )
@@ -281,14 +294,7 @@ def _expect_data(scenario: Scenario) -> None:
         raise scenario.check.deviation(
             f"the {size} bytes that arrive are the bytes sent (seed {scenario.params.get('seed', 1)})",
             f"byte {first} differs ({got[first]:#04x}, sent {sent[first]:#04x})",
-            {
-                "data": "differs",
-                "first": first,
-                "region": target.name,
-                "offset": offset,
-                "source": source.name,
-                "length": size,
-            },
+            Differs(first, target.name, offset, source.name, size),
             scenario.check.calls.log[-1],
             ref="ibv_post_send(3) DESCRIPTION",
         )
@@ -350,7 +356,7 @@ def access_fault(check: Check) -> None:
         raise check.deviation(
             f"the {'send' if side == 'send' else 'receive'} completion's status is {' or '.join(statuses)}",
             f"status = {got} (vendor_err {wc.get('vendor_err')})",
-            {"field": "wc.0.status", "value": int(wc["status"]), "status": got},
+            CompletionStatus("wc.0.status", int(wc["status"]), got),
             check.calls.log[_index_of(check, wc["poll_call"])],
             ref=status_source(check),
         )
@@ -370,7 +376,7 @@ def _expect_terminated(scenario: Scenario, size: int) -> None:
         raise check.deviation(
             "the refused operation places no data",
             f"byte {first} of the target changed",
-            {"data": "placed", "first": first, "region": target.name, "length": size},
+            Placed(first, target.name, size),
             check.calls.log[-1],
             ref=status_source(check),
         )
@@ -388,7 +394,7 @@ def _expect_terminated(scenario: Scenario, size: int) -> None:
                 f"it is still in RTS after {TIMEOUT:.0f} s"
                 if read.ok
                 else f"ibv_query_qp failed: errno {read.errno_name}",
-                {"state": "RTS"} if read.ok else {"errno": read.errno_name},
+                State("RTS") if read.ok else Errno(read.errno_name),
                 read,
                 ref=status_source(check),
             )
@@ -462,17 +468,17 @@ def post_refused(check: Check) -> None:
         raise NotExercised(f"the post of WR {bad} ({problem}) succeeded: nothing failed at post time")
     if call.ok:
         raise check.deviation(
-            f"WR {bad} of {count} is refused ({problem})", "the post returned 0", {"returned": "success"}, call, ref=ref
+            f"WR {bad} of {count} is refused ({problem})", "the post returned 0", Returned(), call, ref=ref
         )
     if call.problem:
-        raise check.deviation("a positive errno value", call.outcome_text(), {"problem": call.problem}, call, ref=ref)
+        raise check.deviation("a positive errno value", call.outcome_text(), Problem(call.problem), call, ref=ref)
     # *bad_wr as the call layer reads it back: {"index": n} (an element of the list posted), or None.
     got = cast("Mapping[str, int]", call.outs.get("bad_wr") or {}).get("index")
     if got != bad:
         raise check.deviation(
             f"*bad_wr points at WR {bad}, the first that could not be posted",
             f"*bad_wr {'is NULL' if got is None else f'points at WR {got}'}",
-            {"bad_wr": "NULL" if got is None else got},
+            BadWr(got),
             call,
             ref=ref,
         )
@@ -544,7 +550,7 @@ def notify(check: Check) -> None:
             raise check.deviation(
                 "no event: the CQ was armed for solicited completions only",
                 f"an event came for a completion with status {status_name(completion['status'])}",
-                {"event": True},
+                CqEvent(True),
                 got,
                 ref="ibv_req_notify_cq(3) DESCRIPTION",
             )
@@ -556,7 +562,7 @@ def notify(check: Check) -> None:
             "an event on the CQ's channel",
             f"a completion with status {status_name(completion['status'])} arrived and no event "
             f"came within {TIMEOUT:.0f} s",
-            {"event": False, "status": completion["status"]},
+            CqEvent(False, completion["status"]),
             armed,
             ref="ibv_req_notify_cq(3) DESCRIPTION",
         )
@@ -566,7 +572,7 @@ def notify(check: Check) -> None:
         raise check.deviation(
             "the event names the armed CQ",
             "it names another CQ",
-            {"cq": named},
+            EventCq(named),
             got,
             ref="ibv_get_cq_event(3) DESCRIPTION",
         )

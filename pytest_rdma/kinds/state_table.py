@@ -24,6 +24,7 @@ from pytest_rdma.catalogue.model import Cap, Claim, Need, Tables, Value, Verb
 from pytest_rdma.kinds.calls import expect_refusal
 from pytest_rdma.kinds.check import Check, Observed, plain
 from pytest_rdma.kinds.registry import kind
+from pytest_rdma.observations import Capacities, Changed, Differ, State
 from pytest_rdma.outcomes import NotExercised, Unsupported
 
 ACCEPT, REJECT, STAY = "accept", "reject", "stay"
@@ -369,7 +370,7 @@ def _accept(check: Check, qp: Handle, spec: Spec, before: str, after: str, field
         raise check.deviation(
             f"the QP is in {after} after the call succeeded",
             f"{readback.verb} reports {state}",
-            {"state": state},
+            State(state),
             readback,
         )
     if spec.get("reflect") or spec.get("reflect_only"):
@@ -380,7 +381,7 @@ def _accept(check: Check, qp: Handle, spec: Spec, before: str, after: str, field
             raise check.deviation(
                 "a device advertising IBV_DEVICE_RESIZE_MAX_WR grows the queues",
                 f"cap after resize: {small}",
-                {"cap": small},
+                Capacities(small),
                 readback,
             )
 
@@ -402,7 +403,7 @@ def _reflected(check: Check, snap: Mapping[str, Observed], call: Call, only: Seq
         raise check.deviation(
             "the attributes given are those the QP then has",
             f"{len(wrong)} attribute(s) differ after a successful call",
-            {"differ": sorted(wrong)},
+            Differ(tuple(sorted(wrong))),
             readback,
             attributes=wrong,
         )
@@ -434,7 +435,7 @@ def _reject_or_stay(
         raise check.deviation(
             "the call modifies nothing (the QP's state and every attribute)",
             f"it {done}, yet {len(diff)} attribute(s) changed",
-            {"changed": sorted(diff)},
+            Changed(tuple(sorted(diff))),
             readback,
             changed=diff,
         )

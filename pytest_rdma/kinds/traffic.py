@@ -25,6 +25,7 @@ from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
 from pytest_rdma.catalogue.model import Buffer, Dev, Need, Value
 from pytest_rdma.kinds.check import Check
+from pytest_rdma.observations import Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.network import ipv4_of, sockaddr
 
@@ -405,7 +406,7 @@ class Traffic:
                 raise self.check.deviation(
                     "ibv_poll_cq returns the number of completions (never negative on a healthy CQ)",
                     f"it returned {call.value!s}",
-                    {"returned": int(call.value)},
+                    Returned(int(call.value)),
                     call,
                     ref="ibv_poll_cq(3) RETURN VALUE",
                 )
