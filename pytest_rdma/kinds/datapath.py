@@ -34,6 +34,7 @@ from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.registry import kind
+from pytest_rdma.kinds.state_machine import StateMachine
 from pytest_rdma.kinds.traffic import (
     TIMEOUT,
     UD_GRH,
@@ -445,7 +446,8 @@ def post_refused(check: Check) -> None:
             "send_flags": "IBV_SEND_SIGNALED | IBV_SEND_INLINE",
         }
     elif problem == "state-reset":
-        moved = check.modify(qp, check.catalogue.mover("qp").name, "RTS", "RESET", ("IBV_QP_STATE",), phase="setup")
+        machine = StateMachine.of(check.catalogue, "qp")
+        moved = check.modify(qp, machine, "RTS", "RESET", (machine.state_flag,), phase="setup")
         if not moved.ok:
             raise NotExercised(f"could not move the QP to RESET (errno {moved.errno_name})")
     wrs = []
@@ -513,8 +515,8 @@ def flush(check: Check) -> None:
     call = scenario.traffic.post_recv(receiver, wrs)
     if not call.ok:
         raise check.failure(call, "the receive WRs are posted", ref="ibv_post_recv(3) RETURN VALUE")
-    mover = check.catalogue.mover("qp").name
-    moved = check.modify(receiver, mover, "RTS", "ERR", ("IBV_QP_STATE",))
+    machine = StateMachine.of(check.catalogue, "qp")
+    moved = check.modify(receiver, machine, "RTS", "ERR", (machine.state_flag,))
     if not moved.ok:
         raise check.failure(moved, "a QP in RTS moves to Error", ref="ibv_modify_qp(3) DESCRIPTION")
     found = scenario.traffic.poll(scenario.pair.recv_cq, count)
