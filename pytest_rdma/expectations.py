@@ -44,6 +44,8 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - older Pythons
     import tomli as tomllib  # type: ignore[no-redef]
 
+from pytest_rdma.observations import Observation
+
 if TYPE_CHECKING:
     from pytest_rdma.report.record import CheckInfo, Record
 
@@ -127,9 +129,9 @@ class Waiver:
     def applies_to(self, identity: Mapping[str, str]) -> bool:
         return all(in_range(str(identity.get(scope, "")), spec) for scope, spec in self.scopes.items())
 
-    def matches_observation(self, observation: Mapping[str, object]) -> bool:
-        """Every key the waiver records has the value the deviation observed."""
-        return all(str(observation.get(key)) == str(value) for key, value in self.observed.items())
+    def matches_observation(self, observation: Observation) -> bool:
+        """The deviation's observation holds what the waiver records (its type decides: Observation.matches)."""
+        return observation.matches(self.observed)
 
     def observed_text(self) -> str:
         return ", ".join(f"{key} = {value}" for key, value in self.observed.items())

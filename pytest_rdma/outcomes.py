@@ -4,7 +4,7 @@ A check returns when the device conforms: the calls it recorded are the evidence
 it raises one of these, which the plugin turns into a pytest outcome and a classified result:
 
 - `Deviation`: the device did not do what the source promises; `observation` is the
-  structured fact (an errno, a value) that a waiver must match to hold;
+  typed fact (an errno, a value read back; pytest_rdma.observations) that a waiver must match to hold;
 - `Unsupported`: the device's attributes say it lacks what the claim needs; `capability`
   names the attribute and the value it reports;
 - `NotExercised`: this setup could not reach the claim's precondition; never a pass;
@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pytest_rdma.catalogue.model import Cap
+from pytest_rdma.observations import NOTHING, Observation
 
 # The outcome names used in every report.
 CONFORMS = "conforms"
@@ -37,7 +38,7 @@ class Deviation(AssertionError):
 
     expected: str
     observed: str
-    observation: Mapping[str, object] = field(default_factory=dict)  # {"errno": "EINVAL"}, {"returned": 0}, ...
+    observation: Observation = NOTHING  # what was seen, typed (pytest_rdma.observations): Errno("EINVAL"), ...
     ref: str = ""  # the source, when it is not the case's own (a precondition's page)
     details: Mapping[str, object] = field(default_factory=dict)
     call: int | None = None  # index of the decisive call in the check's log

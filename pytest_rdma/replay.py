@@ -17,6 +17,7 @@ from pytest_rdma.calls.record import Call, Handle, Readback, Sym, result_name
 from pytest_rdma.calls.render import RecordedCall, step_line
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Array, Buffer, Need, Ref, Value
+from pytest_rdma.observations import from_dict
 from pytest_rdma.provider.device import DeviceUnderTest
 from pytest_rdma.verbs import CATALOGUE
 
@@ -81,32 +82,6 @@ class ReplayScope:
         return Call(-1, "", (), handle.address, handle, 0, "", True)
 
 
-def observed(call: Call, observation: Mapping[str, object], named: Mapping[str, Call]) -> bool | None:
-    """Whether `call` shows the observation (None when the observation is not one a replay decides)."""
-    if "returned" in observation:
-        return bool(call.ok)
-    if "errno" in observation:
-        return call.ok is False and call.errno_name == observation["errno"]
-    if "problem" in observation:
-        return bool(call.problem)
-    if "field" in observation:
-        root, _, rest = str(observation["field"]).partition(".")
-        holder, path = (named[root], rest) if root in named else (call, str(observation["field"]))
-        if path == "ret":
-            return holder.value == observation.get("value")
-        top, _, inner = path.partition(".")
-        data: Readback = holder.outs.get(top)
-        for part in [p for p in inner.split(".") if p]:
-            if isinstance(data, Mapping):
-                data = data.get(part)
-            elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)) and part.isdigit():
-                data = data[int(part)] if int(part) < len(data) else None  # wc.0.status: the first completion
-            else:
-                data = None
-        return data == observation.get("value")
-    return None
-
-
 def out_handles(call: Call, outs_as: Mapping[str, str], ctypes: Mapping[str, str]) -> dict[str, Handle]:
     """The objects a call returned through `struct X **` out parameters (rdma_create_id's id, rdma_get_cm_event's
     event), under the names the reproducer's later calls give them. `ctypes` are the verb's parameter
@@ -125,10 +100,12 @@ def replay(
     observation: Mapping[str, object] | None = None,
     peer: str = "",
 ) -> int:
+    """Replay `calls` on `device`; 0 when the decisive call shows `observation` (as results write it) again."""
+    expected = from_dict(observation) if observation else None
     scope = ReplayScope(device, peer)
     verdict: bool | None = None
     named: dict[str, Call] = {}
-    pending: tuple[Call, Mapping[str, object]] | None = None
+    pending: Call | None = None
     try:
         for record in calls:
             call = scope.calls.invoke(
@@ -150,10 +127,10 @@ def replay(
                 return 2
             if record.get("step"):
                 named[cast(str, record["step"])] = call  # a name: tested just above
-            if record["index"] == decisive and observation:
-                pending = (call, observation)
-        if pending is not None:  # judged once every call ran: an observation may read a later step
-            verdict = observed(pending[0], pending[1], named)
+            if record["index"] == decisive:
+                pending = call
+        if pending is not None and expected is not None:  # judged once every call ran: it may read a later step
+            verdict = expected.replayed(pending, named)
     finally:
         scope.calls.close()
         if scope.peer is not None:

@@ -844,6 +844,9 @@ ibv_modify_qp = Verb(
         "qp_types": ("RC", "UC", "UD", "RAW_PACKET"),
         "walk": {
             "path": ("RESET", "INIT", "RTR", "RTS"),
+            "state_flag": "IBV_QP_STATE",
+            "state_field": "qp_state",
+            "state_enum": "ibv_qp_state",
             "through": {"ERR": "RTS"},  # Error is reached from RTS
             "type_var": "qp_type",
             "required": _MODIFY_QP_REQUIRED,

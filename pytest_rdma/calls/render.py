@@ -10,11 +10,11 @@ record through pytest-rdma's call layer (pytest_rdma.replay).
 
 from __future__ import annotations
 
-import errno as errno_module
 import json
 import pprint
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypedDict, Union, cast
 
 from pytest_rdma.calls.invoke import return_ctype
@@ -35,6 +35,7 @@ from pytest_rdma.calls.record import (
 )
 from pytest_rdma.calls.values import is_flag_expr
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, RETURNS_POINTER, RETURNS_VOID, Array, Verb
+from pytest_rdma.observations import Observation
 
 # A struct's trailing specs as its record holds them (marshal.TRAILING): (struct name, fields) pairs.
 Specs = tuple[tuple[str, Mapping[str, Resolved]], ...]
@@ -278,80 +279,21 @@ def _literal_of(value: Shown) -> str:
     return c_literal(value)
 
 
-EVENT_WAIT_MS = 10000  # as long as the notify check waits for an event (kinds.traffic.TIMEOUT)
+@dataclass(frozen=True)
+class Site:
+    """Where the program judges an observation (observations.CSite): its decisive call, by the program's names."""
 
+    program: CProgram
+    call: Call
+    calls: Sequence[Call]
+    steps: Mapping[str, int]
+    returns: str
 
-def observation_c(
-    call: Call,
-    verb: Verb,
-    observation: Mapping[str, object],
-    program: CProgram,
-    calls: Sequence[Call],
-    steps: Mapping[str, int],
-) -> str:
-    """A C condition that holds when the decisive call shows the observation again ("" if none can)."""
-    result = program.result_name(call)
-    if "returned" in observation:
-        return f"{result} != NULL" if verb.returns == RETURNS_POINTER else f"{result} == 0"
-    if "errno" in observation:
-        code = getattr(errno_module, str(observation["errno"]), None)
-        if code is None:
-            return ""
-        if verb.returns == RETURNS_ERRNO:
-            # A provider that returned the errno negated (the record's "problem") does so again.
-            return f"{result} == {-code if 'problem' in observation else code}"
-        return f"e{call.index} == {code}"
-    if "problem" in observation:
-        return f"{result} < 0" if verb.returns == RETURNS_ERRNO else f"!{result} && e{call.index} == 0"
-    if "field" in observation and isinstance(observation.get("value"), int):
-        root, _, rest = str(observation["field"]).partition(".")
-        holder = calls[steps[root]] if root in steps else call
-        path = rest if root in steps else str(observation["field"])
-        return (
-            f"(long long)({_out_expr(holder, path)}) == {int(cast(int, observation['value']))}"  # an int: tested above
-        )
-    if "state" in observation:
-        return f"{_out_expr(call, 'attr.qp_state')} == IBV_QPS_{observation['state']}"
-    if "bad_wr" in observation:
-        # *bad_wr: NULL, or the element of the WR list the post was given.
-        if observation["bad_wr"] in (None, "NULL"):
-            return f"{_out_expr(call, 'bad_wr')} == NULL"
-        listed = next((name for name, value in call.args if isinstance(value, ArrayArg)), None)
-        if listed is None:
-            return ""
-        index = cast(int, observation["bad_wr"])  # not NULL: the index of the element (kinds/traffic.py)
-        return f"{_out_expr(call, 'bad_wr')} == &{_out_expr(call, listed)}[{int(index)}]"
-    # A data observation's length and offsets are numbers of bytes (kinds/datapath.py, kinds/windows.py).
-    if observation.get("data") == "placed":
-        return f"!all_zero((void *){observation['region']}->addr, {int(cast(int, observation['length']))})"
-    if observation.get("data") == "differs":
-        # The bytes may come from inside the source (a READ through a window reads at an offset).
-        source_offset = int(cast(int, observation.get("source_offset", 0)))
-        source = f"{observation['source']}->addr"
-        if source_offset:
-            source = f"(char *){source} + {source_offset}"
-        return (
-            f"memcmp((char *){observation['region']}->addr + {int(cast(int, observation.get('offset', 0)))}, "
-            f"{source}, {int(cast(int, observation['length']))}) != 0"
-        )
-    if observation.get("async_event") == "none":
-        # No asynchronous event on the context, waited for as long as the check waited.
-        return f"!fd_ready(ctx->async_fd, {EVENT_WAIT_MS})"
-    if "event" in observation:
-        if observation["event"]:
-            return f"{result} == 0"  # the decisive call took an event that should not have come
-        # No event on the armed CQ's channel, waited for as long as the check waited.
-        return f"!fd_ready({_out_expr(call, 'cq')}->channel->fd, {EVENT_WAIT_MS})"
-    if "changed" in observation:
-        before = next((c for c in reversed(calls[: call.index]) if c.verb == call.verb), None)
-        if before is None:
-            return ""
-        return " || ".join(
-            f"({_out_expr(call, 'attr.' + f)} != {_out_expr(before, 'attr.' + f)})"
-            for f in cast("Sequence[str]", observation["changed"])  # the fields' names (kinds/state_table.py)
-            if "." not in f or not f.endswith("dgid")
-        )
-    return ""
+    def result(self) -> str:
+        return self.program.result_name(self.call)
+
+    def out(self, call: Call, path: str) -> str:
+        return _out_expr(call, path)
 
 
 def c_program(
@@ -361,7 +303,7 @@ def c_program(
     *,
     header: Sequence[str] = (),
     decisive: int | None = None,
-    observation: Mapping[str, object] | None = None,
+    observation: Observation | None = None,
     steps: Mapping[str, int] | None = None,
     peer: str = "",
 ) -> str:
@@ -373,8 +315,9 @@ def c_program(
         if call.phase == "teardown":
             continue
         program.call(call, call.index == decisive)
-        if call.index == decisive and observation:
-            condition = observation_c(call, verbs[call.verb], observation, program, calls, steps or {})
+        if call.index == decisive and observation is not None:
+            site = Site(program, call, calls, steps or {}, verbs[call.verb].returns)
+            condition = observation.c_condition(site)
     if condition:
         program.emit(f'if ({condition}) {{ puts("REPRODUCED"); return 0; }}')
         program.emit('puts("NOT REPRODUCED"); return 1;')
@@ -502,7 +445,7 @@ def python_script(
     *,
     header: Sequence[str] = (),
     decisive: int | None = None,
-    observation: Mapping[str, object] | None = None,
+    observation: Observation | None = None,
     steps: Mapping[str, int] | None = None,
     peer: str = "",
 ) -> str:
@@ -522,6 +465,7 @@ def python_script(
         if call.phase != "teardown"
     ]
     doc = "\n".join(header)
+    written = observation.as_dict() if observation is not None else {}  # as results write it: replay reads it back
     return (
         "#!/usr/bin/env python3\n"
         f'"""{doc}\n\nReplays the recorded calls through pytest-rdma\'s call layer (pip install pytest-rdma).\n'
@@ -529,5 +473,5 @@ def python_script(
         "from pytest_rdma.replay import replay\n\n"
         f"CALLS = {pprint.pformat(records, width=110, sort_dicts=False)}\n\n"
         f"raise SystemExit(replay({device!r}, CALLS, decisive={decisive!r}, "
-        f"observation={dict(observation or {})!r}{f', peer={peer!r}' if peer else ''}))\n"
+        f"observation={written!r}{f', peer={peer!r}' if peer else ''}))\n"
     )

@@ -271,6 +271,9 @@ class Walk(TypedDict):
     attr_param: str
     mask_param: str
     path: tuple[str, ...]  # the states in the order a fresh object passes them
+    state_flag: str  # the mask flag that sets the state (IBV_QP_STATE): a move to a state off the path
+    state_field: str  # the attribute field that holds the state, as a query reads it (qp_state)
+    state_enum: str  # the C enum of the states (ibv_qp_state), as ibv/enums.py holds it
     through: Mapping[str, str]  # a state reached from another one off the path (ERR from RTS)
     type_var: str  # the variable that names the object's type (qp_type)
     required: Mapping[str, Mapping[str, tuple[str, ...]]]  # type -> "RESET>INIT" -> the required flags

@@ -12,5 +12,6 @@ Modules, by what the kinds look at:
 - state_table.py: a resource's state machine from a table (state-table);
 - counterpart.py: verbs of an API family without a provider here;
 - check.py: the context every run gets (resources, calls, expectations);
+- state_machine.py: a resource's states and the walk between them, from its mover's tables;
 - registry.py: the registry and its decorator; load.py: every kind, registered.
 """

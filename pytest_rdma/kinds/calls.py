@@ -19,6 +19,7 @@ from pytest_rdma.cases import Branch, LimitTarget
 from pytest_rdma.catalogue.model import Cap, Expect, Step, Value
 from pytest_rdma.kinds.check import Check, Observed
 from pytest_rdma.kinds.registry import kind
+from pytest_rdma.observations import Errno, Problem, Repeated, Returned
 from pytest_rdma.outcomes import NotExercised, Unsupported
 
 ANY_ERRNO = "errno"  # an Error entry that names no specific errno
@@ -69,14 +70,14 @@ def then(check: Check, steps: Sequence[Step]) -> None:
             raise check.deviation(
                 f"{step.verb} fails afterwards",
                 f"{step.verb} succeeded {call.outcome_text()}",
-                {"step": step.verb, "returned": "success"},
+                Returned(step=step.verb),
                 call,
             )
         if step.expect == "fails" and step.errnos and call.errno_name not in step.errnos:
             raise check.deviation(
                 f"{step.verb} fails afterwards with {' or '.join(step.errnos)}",
                 f"errno {call.errno_name}",
-                {"step": step.verb, "errno": call.errno_name},
+                Errno(call.errno_name, step=step.verb),
                 call,
             )
 
@@ -111,12 +112,12 @@ def expect_refusal(check: Check, call: Call, why: str = "") -> None:
     if why:
         refusal += f" ({why})"
     if call.ok:
-        raise check.deviation(refusal, f"{call.verb} succeeded {call.outcome_text()}", {"returned": "success"}, call)
+        raise check.deviation(refusal, f"{call.verb} succeeded {call.outcome_text()}", Returned(), call)
     if call.problem:
-        raise check.deviation(refusal, f"{call.verb} {call.outcome_text()}", {"problem": call.problem}, call)
+        raise check.deviation(refusal, f"{call.verb} {call.outcome_text()}", Problem(call.problem), call)
     if allowed and call.errno_name not in allowed:
         not_supported(check, call)
-        raise check.deviation(refusal, f"errno {call.errno_name}", {"errno": call.errno_name}, call)
+        raise check.deviation(refusal, f"errno {call.errno_name}", Errno(call.errno_name), call)
 
 
 def expect_around(check: Check, call: Call, expects: Sequence[Expect], steps: Sequence[Step]) -> None:
@@ -185,7 +186,7 @@ def distinct(check: Check) -> None:
         raise check.deviation(
             f"{len(values)} live results have distinct {params['value']}",
             f"repeated: {repeated[:8]}",
-            {"repeated": repeated[:8]},
+            Repeated(tuple(repeated[:8])),
             calls[second],
             values=values,
         )

@@ -12,21 +12,19 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Union, cast
+from typing import cast
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Field, Handle, Readback, Sym
-from pytest_rdma.calls.values import Unresolved, number, read_path
+from pytest_rdma.calls.values import Unresolved, read_path
 from pytest_rdma.cases import Axes, Case, Spec
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Arg, Cap, Expect, Need, Ref, Step, Value
+from pytest_rdma.kinds.state_machine import StateMachine, walk
+from pytest_rdma.observations import Errno, FieldValue, Observation, Observed
 from pytest_rdma.outcomes import Deviation, NotExercised, Unsupported
 from pytest_rdma.provider.device import DeviceUnderTest
-
-# A value an expectation compares and a report shows: what plain() makes of a resolved or read-back value
-# (a Sym or a Field -> its number, a Handle -> its name), or a device's names (ret.names).
-Observed = Union[Readback, tuple["Observed", ...], list[str]]
 
 # An expectation's operator: Python's own comparison of what was read with what is expected.
 Compare = Callable[[Observed, Observed], bool]
@@ -163,54 +161,19 @@ class Check:
             raise self.deviation(
                 f"{producer.name} makes the {need.kind} this check needs ({shown}), which the device advertises",
                 f"{producer.name} failed: errno {call.errno_name}",
-                {"verb": producer.name, "errno": call.errno_name},
+                Errno(call.errno_name, verb=producer.name),
                 call,
                 ref=f"{producer.man} RETURN VALUE",
             )
         handle = cast(Handle, call.result)  # what the producer made: it succeeded (call.ok)
         if need.state:
-            self.walk(handle, need.kind, need.state, variables)
+            walk(self, handle, StateMachine.of(self.catalogue, need.kind), need.state, variables)
         return handle
-
-    def walk(self, handle: Handle, kind: str, target: str, variables: Axes) -> None:
-        """Move a fresh object to `target` along its mover's path, with the minimal attributes per step."""
-        mover = self.catalogue.mover(kind)
-        walk = mover.tables["walk"]
-        path: Sequence[str] = walk["path"]
-        through = walk.get("through", {}).get(target, target)  # ERR is reached from RTS
-        type_name = str(variables.get(walk["type_var"], "")).split("_")[-1]
-        for before, after in zip(path, path[1:]):
-            if path.index(before) >= path.index(through):
-                break
-            flags = walk["required"][_type_key(walk["required"], variables.get(walk["type_var"]), type_name)]
-            self.move(handle, mover.name, before, after, flags[f"{before}>{after}"], phase="setup", target=target)
-        if through != target:
-            self.move(handle, mover.name, through, target, ("IBV_QP_STATE",), phase="setup", target=target)
-
-    def move(
-        self,
-        handle: Handle,
-        mover: str,
-        before: str,
-        after: str,
-        flags: Sequence[str],
-        *,
-        phase: str,
-        target: str,
-        fields: Mapping[str, Value] | None = None,
-    ) -> Call:
-        call = self.modify(handle, mover, before, after, flags, phase=phase, fields=fields)
-        if not call.ok:
-            raise NotExercised(
-                f"could not reach {target}: {mover} {before}>{after} with its required attributes failed "
-                f"(errno {call.errno_name})"
-            )
-        return call
 
     def modify(
         self,
         handle: Handle,
-        mover: str,
+        machine: StateMachine,
         before: str,
         after: str,
         flags: Sequence[str],
@@ -219,31 +182,13 @@ class Check:
         extra_bits: int = 0,
         phase: str = "call",
     ) -> Call:
-        """One state-machine call: the mover with valid values for `flags` (plus `fields` overriding them)."""
-        verb = self.catalogue[mover]
-        walk = verb.tables["walk"]
-        values = self.attr_values(mover, flags, before, after)
-        values.update(fields or {})
-        mask = Sym(sum(number(Sym_of(flag)) for flag in set(flags)) | extra_bits, _mask_text(flags, extra_bits))
+        """One call of the machine's mover on `handle` (kinds/state_machine.py), which Ref("self") names meanwhile."""
         self.subject = handle
         try:
-            return self.calls.invoke(
-                mover,
-                {walk["object_param"]: handle, walk["attr_param"]: values, walk["mask_param"]: mask},
-                phase=phase,
-            )
+            arguments = machine.arguments(handle, before, after, flags, fields, extra_bits)
+            return self.calls.invoke(machine.name, arguments, phase=phase)
         finally:
             self.subject = None
-
-    def attr_values(self, mover: str, flags: Sequence[str], before: str, after: str) -> dict[str, Value]:
-        from pytest_rdma.cases import substitute
-
-        table = self.catalogue[mover].tables["walk"]["values"]
-        out: dict[str, Value] = {}
-        for flag in flags:
-            values = substitute(table[flag], {"from": f"IBV_QPS_{before}", "to": f"IBV_QPS_{after}"})
-            out.update(cast("Mapping[str, Value]", values))  # the flag's attribute fields (Walk.values)
-        return out
 
     # -- what kinds use ------------------------------------------------------------------------
     def require(self, caps: Sequence[Cap]) -> None:
@@ -386,7 +331,7 @@ class Check:
                 raise self.deviation(
                     f"{item.left} {shown}{target}",
                     f"{item.left} = {_show(None, left)}" + (f" against {_show(item.right, right)}" if target else ""),
-                    {"field": item.left, "value": left},
+                    FieldValue(item.left, left),
                     call,
                     ref=ref,
                 )
@@ -395,7 +340,7 @@ class Check:
         self,
         expected: str,
         observed: str,
-        observation: Mapping[str, object],
+        observation: Observation,
         call: Call | None = None,
         *,
         ref: str = "",
@@ -403,13 +348,13 @@ class Check:
     ) -> Deviation:
         if call is not None and call.problem:
             observed = f"{observed} ({call.problem})"
-            observation = {**observation, "problem": call.problem}
-        return Deviation(expected, observed, dict(observation), ref, details, call.index if call else None)
+            observation = observation.with_problem(call.problem)
+        return Deviation(expected, observed, observation, ref, details, call.index if call else None)
 
     def failure(self, call: Call, expected: str, ref: str = "") -> Deviation:
         """The call failed where it must succeed."""
         return self.deviation(
-            expected, f"{call.verb} failed: errno {call.errno_name}", {"errno": call.errno_name}, call, ref=ref
+            expected, f"{call.verb} failed: errno {call.errno_name}", Errno(call.errno_name), call, ref=ref
         )
 
     def close(self) -> list[Call]:
@@ -417,27 +362,6 @@ class Check:
         failed: list[Call] = []
         self.calls.close(failed.append)
         return failed
-
-
-def Sym_of(flag: str) -> Sym:  # noqa: N802 - reads as the constructor it stands for
-    from pytest_rdma.calls.values import flag_expr
-
-    return flag_expr(flag)
-
-
-def _mask_text(flags: Sequence[str], extra_bits: int) -> str:
-    parts = list(flags) + ([hex(extra_bits)] if extra_bits else [])
-    return " | ".join(parts) or "0"
-
-
-def _type_key(table: Mapping[str, object], value: Value, short: str) -> str:
-    text = str(value)
-    if text in table:
-        return text
-    for key in table:
-        if text.endswith(key) or key == short:
-            return key
-    raise Unresolved(f"no state table for {text!r} (has {', '.join(table)})")
 
 
 def _show(spec: Value, value: Observed) -> str:

@@ -34,6 +34,7 @@ from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.registry import kind
+from pytest_rdma.kinds.state_machine import StateMachine
 from pytest_rdma.kinds.traffic import (
     TIMEOUT,
     UD_GRH,
@@ -43,6 +44,19 @@ from pytest_rdma.kinds.traffic import (
     Traffic,
     WorkRequest,
     field,
+)
+from pytest_rdma.observations import (
+    BadWr,
+    CompletionStatus,
+    CqEvent,
+    Differs,
+    Errno,
+    EventCq,
+    FieldValue,
+    Placed,
+    Problem,
+    Returned,
+    State,
 )
 from pytest_rdma.outcomes import NotExercised
 
@@ -226,7 +240,7 @@ class Scenario:
             raise self.check.deviation(
                 f"the {side} completion's {name} is {want}",
                 f"{name} = {shown}" + (f" (vendor_err {wc.get('vendor_err')})" if name == "status" else ""),
-                {"field": f"wc.0.{name}", "value": got},
+                FieldValue(f"wc.0.{name}", got),
                 self.check.calls.log[_index_of(self.check, wc["poll_call"])],
                 ref="ibv_poll_cq(3) DESCRIPTION",
             )
@@ -281,14 +295,7 @@ def _expect_data(scenario: Scenario) -> None:
         raise scenario.check.deviation(
             f"the {size} bytes that arrive are the bytes sent (seed {scenario.params.get('seed', 1)})",
             f"byte {first} differs ({got[first]:#04x}, sent {sent[first]:#04x})",
-            {
-                "data": "differs",
-                "first": first,
-                "region": target.name,
-                "offset": offset,
-                "source": source.name,
-                "length": size,
-            },
+            Differs(first, target.name, offset, source.name, size),
             scenario.check.calls.log[-1],
             ref="ibv_post_send(3) DESCRIPTION",
         )
@@ -350,7 +357,7 @@ def access_fault(check: Check) -> None:
         raise check.deviation(
             f"the {'send' if side == 'send' else 'receive'} completion's status is {' or '.join(statuses)}",
             f"status = {got} (vendor_err {wc.get('vendor_err')})",
-            {"field": "wc.0.status", "value": int(wc["status"]), "status": got},
+            CompletionStatus("wc.0.status", int(wc["status"]), got),
             check.calls.log[_index_of(check, wc["poll_call"])],
             ref=status_source(check),
         )
@@ -370,7 +377,7 @@ def _expect_terminated(scenario: Scenario, size: int) -> None:
         raise check.deviation(
             "the refused operation places no data",
             f"byte {first} of the target changed",
-            {"data": "placed", "first": first, "region": target.name, "length": size},
+            Placed(first, target.name, size),
             check.calls.log[-1],
             ref=status_source(check),
         )
@@ -388,7 +395,7 @@ def _expect_terminated(scenario: Scenario, size: int) -> None:
                 f"it is still in RTS after {TIMEOUT:.0f} s"
                 if read.ok
                 else f"ibv_query_qp failed: errno {read.errno_name}",
-                {"state": "RTS"} if read.ok else {"errno": read.errno_name},
+                State("RTS") if read.ok else Errno(read.errno_name),
                 read,
                 ref=status_source(check),
             )
@@ -439,7 +446,8 @@ def post_refused(check: Check) -> None:
             "send_flags": "IBV_SEND_SIGNALED | IBV_SEND_INLINE",
         }
     elif problem == "state-reset":
-        moved = check.modify(qp, check.catalogue.mover("qp").name, "RTS", "RESET", ("IBV_QP_STATE",), phase="setup")
+        machine = StateMachine.of(check.catalogue, "qp")
+        moved = check.modify(qp, machine, "RTS", "RESET", (machine.state_flag,), phase="setup")
         if not moved.ok:
             raise NotExercised(f"could not move the QP to RESET (errno {moved.errno_name})")
     wrs = []
@@ -462,17 +470,17 @@ def post_refused(check: Check) -> None:
         raise NotExercised(f"the post of WR {bad} ({problem}) succeeded: nothing failed at post time")
     if call.ok:
         raise check.deviation(
-            f"WR {bad} of {count} is refused ({problem})", "the post returned 0", {"returned": "success"}, call, ref=ref
+            f"WR {bad} of {count} is refused ({problem})", "the post returned 0", Returned(), call, ref=ref
         )
     if call.problem:
-        raise check.deviation("a positive errno value", call.outcome_text(), {"problem": call.problem}, call, ref=ref)
+        raise check.deviation("a positive errno value", call.outcome_text(), Problem(call.problem), call, ref=ref)
     # *bad_wr as the call layer reads it back: {"index": n} (an element of the list posted), or None.
     got = cast("Mapping[str, int]", call.outs.get("bad_wr") or {}).get("index")
     if got != bad:
         raise check.deviation(
             f"*bad_wr points at WR {bad}, the first that could not be posted",
             f"*bad_wr {'is NULL' if got is None else f'points at WR {got}'}",
-            {"bad_wr": "NULL" if got is None else got},
+            BadWr(got),
             call,
             ref=ref,
         )
@@ -507,8 +515,8 @@ def flush(check: Check) -> None:
     call = scenario.traffic.post_recv(receiver, wrs)
     if not call.ok:
         raise check.failure(call, "the receive WRs are posted", ref="ibv_post_recv(3) RETURN VALUE")
-    mover = check.catalogue.mover("qp").name
-    moved = check.modify(receiver, mover, "RTS", "ERR", ("IBV_QP_STATE",))
+    machine = StateMachine.of(check.catalogue, "qp")
+    moved = check.modify(receiver, machine, "RTS", "ERR", (machine.state_flag,))
     if not moved.ok:
         raise check.failure(moved, "a QP in RTS moves to Error", ref="ibv_modify_qp(3) DESCRIPTION")
     found = scenario.traffic.poll(scenario.pair.recv_cq, count)
@@ -544,7 +552,7 @@ def notify(check: Check) -> None:
             raise check.deviation(
                 "no event: the CQ was armed for solicited completions only",
                 f"an event came for a completion with status {status_name(completion['status'])}",
-                {"event": True},
+                CqEvent(True),
                 got,
                 ref="ibv_req_notify_cq(3) DESCRIPTION",
             )
@@ -556,7 +564,7 @@ def notify(check: Check) -> None:
             "an event on the CQ's channel",
             f"a completion with status {status_name(completion['status'])} arrived and no event "
             f"came within {TIMEOUT:.0f} s",
-            {"event": False, "status": completion["status"]},
+            CqEvent(False, completion["status"]),
             armed,
             ref="ibv_req_notify_cq(3) DESCRIPTION",
         )
@@ -566,7 +574,7 @@ def notify(check: Check) -> None:
         raise check.deviation(
             "the event names the armed CQ",
             "it names another CQ",
-            {"cq": named},
+            EventCq(named),
             got,
             ref="ibv_get_cq_event(3) DESCRIPTION",
         )

@@ -24,6 +24,7 @@ from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import Scenario
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT
+from pytest_rdma.observations import MissingAsyncEvent
 from pytest_rdma.outcomes import NotExercised
 
 CQ_ERR = "IBV_EVENT_CQ_ERR"
@@ -104,7 +105,7 @@ def cq_overrun(check: Check) -> None:
         raise check.deviation(
             f"{CQ_ERR} naming the CQ once {count} completions reach a CQ that holds {holds}",
             f"no such event within {TIMEOUT:.0f} s" + (f"; events that came: {', '.join(seen)}" if seen else ""),
-            {"async_events": ", ".join(seen)} if seen else {"async_event": "none"},
+            MissingAsyncEvent(tuple(seen)),
             posted,
             ref="ibv_get_async_event(3) DESCRIPTION",
         )

@@ -16,6 +16,7 @@ from pytest_rdma.catalogue.model import Claim, Value, Verb
 from pytest_rdma.kinds.calls import expect_refusal, expect_success, prepare
 from pytest_rdma.kinds.check import COMPARE, OP_TEXT, Check, Observed
 from pytest_rdma.kinds.registry import kind
+from pytest_rdma.observations import Produced, RelationBroken
 from pytest_rdma.outcomes import Unsupported
 
 # How a relation is named in a case id: "max_qp>=1", "a-zero-implies-zero-b".
@@ -75,7 +76,7 @@ def relation(check: Check) -> None:
             raise check.deviation(
                 f"{left_shown} {shown} {right_shown}",
                 f"{left_shown} = {left!r}, {right_shown} = {right!r}",
-                {"left": left_shown, "value": left, "right": right_shown, "right_value": right},
+                RelationBroken(left_shown, left, right_shown, right),
                 check.calls.log[-1] if check.calls.log else None,
             )
 
@@ -125,6 +126,6 @@ def exact_table(check: Check) -> None:
         raise check.deviation(
             f"{check.case.verb}({check.spec['given']}) returns {expected!r}",
             f"it returned {produced!r}",
-            {"value": produced},
+            Produced(produced),
             call,
         )

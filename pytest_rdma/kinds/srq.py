@@ -23,6 +23,7 @@ from pytest_rdma.kinds.datapath import QUIET, RECV_ID, SEND_ID, Scenario
 from pytest_rdma.kinds.events import take_async_event
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT
+from pytest_rdma.observations import FieldValue, MissingAsyncEvent
 
 LIMIT_REACHED = "IBV_EVENT_SRQ_LIMIT_REACHED"
 MESSAGE = 16
@@ -88,7 +89,7 @@ def srq_limit(check: Check) -> None:
             raise check.deviation(
                 f"no {LIMIT_REACHED} while the SRQ still holds {limit} receives (its limit)",
                 f"the event came with {posted - w.sent} receives outstanding",
-                {"field": "event.event_type", "value": flag_value(LIMIT_REACHED)},
+                FieldValue("event.event_type", flag_value(LIMIT_REACHED)),
                 early,
                 ref="ibv_modify_srq(3) NOTES",
             )
@@ -100,7 +101,7 @@ def srq_limit(check: Check) -> None:
         raise check.deviation(
             f"{LIMIT_REACHED} on the context's async fd once fewer than {limit} receives are outstanding",
             f"no such event within {TIMEOUT:.0f} s of the SRQ dropping to {posted - w.sent} receives",
-            {"async_events": ", ".join(seen)} if seen else {"async_event": "none", "outstanding": posted - w.sent},
+            MissingAsyncEvent(tuple(seen)) if seen else MissingAsyncEvent(outstanding=posted - w.sent),
             w.last,
             ref="ibv_modify_srq(3) NOTES",
         )

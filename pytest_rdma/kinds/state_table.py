@@ -24,6 +24,8 @@ from pytest_rdma.catalogue.model import Cap, Claim, Need, Tables, Value, Verb
 from pytest_rdma.kinds.calls import expect_refusal
 from pytest_rdma.kinds.check import Check, Observed, plain
 from pytest_rdma.kinds.registry import kind
+from pytest_rdma.kinds.state_machine import StateMachine
+from pytest_rdma.observations import Capacities, Changed, Differ, State
 from pytest_rdma.outcomes import NotExercised, Unsupported
 
 ACCEPT, REJECT, STAY = "accept", "reject", "stay"
@@ -46,7 +48,7 @@ def _required(verb: Verb) -> Mapping[str, Mapping[str, Sequence[str]]]:
 def forbidden_flags(verb: Verb, qp_type: str, step: str) -> tuple[str, ...]:
     """Mask flags neither required nor optional on `step` for `qp_type`, in mask order."""
     t = _table(verb)
-    allowed = set(_required(verb)[qp_type][step]) | set(t["optional"][qp_type][step]) | {"IBV_QP_STATE"}
+    allowed = set(_required(verb)[qp_type][step]) | set(t["optional"][qp_type][step]) | {t["walk"]["state_flag"]}
     return tuple(f for f in t["mask_flags"] if f not in allowed and f not in t["capability_flags"])
 
 
@@ -267,8 +269,8 @@ def readback_problem(check: Check) -> str:
     if MEMO not in memo:
         memo[MEMO] = ""
         qp = check.resource(Need("qp", spec={"qp_type": "IBV_QPT_RC"}, label="read-back probe"))
-        walk = check.catalogue[check.case.verb].tables["walk"]
-        call = check.modify(qp, check.case.verb, "RESET", "INIT", walk["required"]["RC"]["RESET>INIT"], phase="setup")
+        machine = StateMachine(check.verb)
+        call = check.modify(qp, machine, "RESET", "INIT", machine.walk["required"]["RC"]["RESET>INIT"], phase="setup")
         if call.ok:
             state = state_of(check, snapshot(check, qp)[0])
             if state != "INIT":
@@ -296,8 +298,8 @@ def snapshot(check: Check, qp: Handle) -> tuple[dict[str, Observed], Call]:
 
 
 def state_of(check: Check, snap: Mapping[str, Observed]) -> str:
-    names = {value: name.removeprefix("IBV_QPS_") for name, value in check.verb.tables["states"].items()}
-    return names.get(cast(int, snap["qp_state"]), str(snap["qp_state"]))  # an enum ibv_qp_state
+    machine = StateMachine(check.verb)
+    return machine.state_name(snap[machine.state_field])
 
 
 def changed(before: Mapping[str, Observed], after: Mapping[str, Observed]) -> dict[str, str]:
@@ -343,7 +345,7 @@ def state_table(check: Check) -> None:
     why = spec.get("why", "")
     if gate is not None and check.dut.missing(gate):
         expect, why = REJECT, f"the device reports {check.dut.missing(gate)}"
-    attr_fields = {**check.attr_values(check.case.verb, spec["flags"], before_state, after_state), **fields}
+    attr_fields = {**StateMachine(check.verb).attr_values(spec["flags"], before_state, after_state), **fields}
     if expect == ACCEPT:
         _accept(check, qp, spec, before_state, after_state, attr_fields)
     else:
@@ -351,8 +353,9 @@ def state_table(check: Check) -> None:
 
 
 def _modify(check: Check, qp: Handle, spec: Spec, before: str, after: str, fields: Mapping[str, Value]) -> Call:
+    machine = StateMachine(check.verb)
     return check.modify(
-        qp, check.case.verb, before, after, spec["flags"], fields=fields, extra_bits=int(spec.get("extra_bits", 0))
+        qp, machine, before, after, spec["flags"], fields=fields, extra_bits=int(spec.get("extra_bits", 0))
     )
 
 
@@ -369,7 +372,7 @@ def _accept(check: Check, qp: Handle, spec: Spec, before: str, after: str, field
         raise check.deviation(
             f"the QP is in {after} after the call succeeded",
             f"{readback.verb} reports {state}",
-            {"state": state},
+            State(state),
             readback,
         )
     if spec.get("reflect") or spec.get("reflect_only"):
@@ -380,7 +383,7 @@ def _accept(check: Check, qp: Handle, spec: Spec, before: str, after: str, field
             raise check.deviation(
                 "a device advertising IBV_DEVICE_RESIZE_MAX_WR grows the queues",
                 f"cap after resize: {small}",
-                {"cap": small},
+                Capacities(small),
                 readback,
             )
 
@@ -402,7 +405,7 @@ def _reflected(check: Check, snap: Mapping[str, Observed], call: Call, only: Seq
         raise check.deviation(
             "the attributes given are those the QP then has",
             f"{len(wrong)} attribute(s) differ after a successful call",
-            {"differ": sorted(wrong)},
+            Differ(tuple(sorted(wrong))),
             readback,
             attributes=wrong,
         )
@@ -434,7 +437,7 @@ def _reject_or_stay(
         raise check.deviation(
             "the call modifies nothing (the QP's state and every attribute)",
             f"it {done}, yet {len(diff)} attribute(s) changed",
-            {"changed": sorted(diff)},
+            Changed(tuple(sorted(diff))),
             readback,
             changed=diff,
         )

@@ -25,6 +25,8 @@ from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
 from pytest_rdma.catalogue.model import IB_TRANSPORTS, Buffer, Cap, Dev, Need, Value
 from pytest_rdma.kinds.check import Check
+from pytest_rdma.kinds.state_machine import StateMachine, move
+from pytest_rdma.observations import Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.network import ipv4_of, sockaddr
 
@@ -240,40 +242,25 @@ class Traffic:
     ) -> None:
         """Walk `qp` to `target`; its address vector (if the walk sets one) names device `to`'s port."""
         check = self.check
-        mover = check.catalogue.mover("qp")
-        walk = mover.tables["walk"]
-        required = walk["required"][qp_type.removeprefix("IBV_QPT_")]
-        path = walk["path"]
-        for before, after in zip(path, path[1:]):
-            if path.index(before) >= path.index(target):
-                break
-            flags = required[f"{before}>{after}"]
+        machine = StateMachine.of(check.catalogue, "qp")
+        for before, after, flags in machine.path_to(target, {machine.walk["type_var"]: qp_type}):
             fields: dict[str, Value] = {}
             if peer is not None and "IBV_QP_DEST_QPN" in flags:
                 fields["dest_qp_num"] = field(peer, "qp_num", check)
             if "IBV_QP_RQ_PSN" in flags:
                 # A responder expects the PSN its requester starts from: both ends use the table's sq_psn.
-                fields["rq_psn"] = check.attr_values(mover.name, ("IBV_QP_SQ_PSN",), before, after)["sq_psn"]
+                fields["rq_psn"] = machine.attr_values(("IBV_QP_SQ_PSN",), before, after)["sq_psn"]
             if "IBV_QP_AV" in flags:
-                av = check.attr_values(mover.name, ("IBV_QP_AV",), before, after)["ah_attr"]
+                av = machine.attr_values(("IBV_QP_AV",), before, after)["ah_attr"]
                 fields["ah_attr"] = {
                     **cast("Mapping[str, Value]", av),  # the table's address vector: a struct's fields
                     "grh.dgid": Dev(f"{to}.gid"),
                     "dlid": Dev(f"{to}.port.lid"),
                 }
             for name, value in (overrides or {}).items():
-                if any(name in check.attr_values(mover.name, (flag,), before, after) for flag in flags):
+                if any(name in machine.attr_values((flag,), before, after) for flag in flags):
                     fields[name] = value
-            check.move(
-                qp,
-                mover.name,
-                before,
-                after,
-                flags,
-                phase="setup",
-                target=f"{target} (a connected pair)",
-                fields=fields,
-            )
+            move(check, qp, machine, before, after, flags, target=f"{target} (a connected pair)", fields=fields)
 
     # -- iWARP: rdma_cm ----------------------------------------------------------------------
     def address(self, side: str = "dut") -> str:
@@ -408,7 +395,7 @@ class Traffic:
                 raise self.check.deviation(
                     "ibv_poll_cq returns the number of completions (never negative on a healthy CQ)",
                     f"it returned {call.value!s}",
-                    {"returned": int(call.value)},
+                    Returned(int(call.value)),
                     call,
                     ref="ibv_poll_cq(3) RETURN VALUE",
                 )

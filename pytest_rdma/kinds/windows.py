@@ -28,6 +28,7 @@ from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import Scenario, opcode_of, status_name, status_source
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import Completion, field
+from pytest_rdma.observations import CompletionStatus, Differs, Returned
 
 REGION = 8192  # the target region; the window covers part of it
 WINDOW_OFFSET, WINDOW_LENGTH = 1024, 2048
@@ -212,7 +213,7 @@ class Window:
             raise check.deviation(
                 "ibv_dereg_mr fails: a window is bound to the region",
                 "the region was deregistered (0)",
-                {"returned": "success"},
+                Returned(),
                 call,
                 ref="ibv_alloc_mw(3) NOTES",
             )
@@ -231,7 +232,7 @@ class Window:
             raise check.deviation(
                 f"the {s.opcode} through the window's key completes with {' or '.join(statuses)}",
                 f"status = {got} (vendor_err {wc.get('vendor_err')})",
-                {"field": "wc.0.status", "value": int(wc["status"]), "status": got},
+                CompletionStatus("wc.0.status", int(wc["status"]), got),
                 check.calls.log[index],
                 ref=status_source(check),
             )
@@ -250,15 +251,7 @@ class Window:
             raise self.check.deviation(
                 f"the {PROBE} bytes the {s.opcode} moved through the window arrive intact",
                 f"byte {first} differs ({got[first]:#04x}, sent {sent[first]:#04x})",
-                {
-                    "data": "differs",
-                    "first": first,
-                    "region": target.name,
-                    "offset": offset if writes else 0,
-                    "source": source.name,
-                    "source_offset": 0 if writes else offset,
-                    "length": PROBE,
-                },
+                Differs(first, target.name, offset if writes else 0, source.name, PROBE, 0 if writes else offset),
                 self.check.calls.log[-1],
                 ref="ibv_post_send(3) DESCRIPTION",
             )

@@ -45,6 +45,7 @@ from pytest_rdma.kinds.datapath import (
 )
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, PairOptions, field
+from pytest_rdma.observations import FieldValue, Placed, Returned
 from pytest_rdma.outcomes import CheckTimeout
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def _nothing_completes(scenario: Scenario, why: str, wait: float = QUIET) -> Non
             raise check.deviation(
                 why,
                 f"the {side}'s CQ gave a completion (wr_id {wc['wr_id']:#x}, status {status_name(int(wc['status']))})",
-                {"field": "wc.0.wr_id", "value": int(wc["wr_id"])},
+                FieldValue("wc.0.wr_id", int(wc["wr_id"])),
                 poll,
                 ref=WR_REF,
             )
@@ -229,7 +230,7 @@ def wr_abort(check: Check) -> None:
         raise check.deviation(
             "a WR discarded by ibv_wr_abort places no data",
             f"byte {first} of the target changed",
-            {"data": "placed", "first": first, "region": scenario.remote.name, "length": size},
+            Placed(first, scenario.remote.name, size),
             check.calls.log[-1],
             ref=WR_REF,
         )
@@ -273,7 +274,7 @@ def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Value], side
             raise check.deviation(
                 f"the {side} completion's {name} is {want[name]}",
                 f"{cqx.name}->{name} = {shown}",
-                {"field": f"cq.{name}", "value": int(current[name])},
+                FieldValue(f"cq.{name}", int(current[name])),
                 poll,
                 ref=POLL_REF,
             )
@@ -292,7 +293,7 @@ def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Value], side
             raise check.deviation(
                 f"ibv_wc_read_{name} of the {side} completion gives {wanted}",
                 f"it gives {shown}",
-                {"field": "ret", "value": got},
+                FieldValue("ret", got),
                 read,
                 ref=POLL_REF,
             )
@@ -318,7 +319,7 @@ def _iterate(check: Check, cqx: Handle, wants: Sequence[Mapping[str, Value]], si
                 raise check.deviation(
                     f"ibv_next_poll answers ENOENT after the {side} side's {len(wants)} completion(s)",
                     f"it returned 0: one more completion (wr_id {int(read_object(cqx)['wr_id']):#x})",
-                    {"returned": "success"},
+                    Returned(),
                     poll,
                     ref=POLL_REF,
                 )

@@ -336,7 +336,7 @@ def _deviation(phase: Phase, exc: BaseException | None) -> None:
     if isinstance(exc, Deviation):
         phase["expected"] = exc.expected
         phase["observed"] = exc.observed
-        phase["observation"] = {str(k): _plain(v) for k, v in exc.observation.items()}
+        phase["observation"] = {str(k): _plain(v) for k, v in exc.observation.as_dict().items()}
         phase["details"] = {str(k): str(v) for k, v in exc.details.items()}
         phase["decisive_call"] = exc.call
         if exc.ref:

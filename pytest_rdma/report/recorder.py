@@ -137,8 +137,8 @@ def _unwaive(report: pytest.TestReport, phase: Phase, waiver: Waiver, exc: Devia
     if hasattr(report, "wasxfail"):
         del report.wasxfail
     text = (
-        f"waived {waiver.observed_text()}, observed {exc.observation} ({waiver.where}): the waiver holds only "
-        "for what it records"
+        f"waived {waiver.observed_text()}, observed {exc.observation.as_dict()} ({waiver.where}): the waiver holds "
+        "only for what it records"
     )
     report.longrepr = f"{text}\n{exc}"
     return {

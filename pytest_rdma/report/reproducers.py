@@ -43,7 +43,7 @@ def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | No
 
     deviation = exc if isinstance(exc, Deviation) else None
     decisive = deviation.call if deviation is not None else None
-    observation = dict(deviation.observation) if deviation is not None else {}
+    observation = deviation.observation if deviation is not None else None
     lines = header(info, exc)
     calls = run.calls
     steps = {name: call.index for name, call in run.steps.items() if call.index >= 0}

@@ -54,6 +54,7 @@ from pytest_rdma import generate
 from pytest_rdma.calls.record import Call, Handle, Sym
 from pytest_rdma.catalogue.model import Cap
 from pytest_rdma.kinds.registry import KINDS, kind
+from pytest_rdma.observations import Errno, Returned
 from pytest_rdma.outcomes import Blocked, NotExercised, Unsupported
 from pytest_rdma.provider.identity import DeviceIdentity
 
@@ -115,12 +116,12 @@ def demo(check):
         recorded(check, "EINVAL")
     elif what == "deviates":
         call = recorded(check, "")
-        raise check.deviation("refused with EINVAL", "ibv_demo succeeded -> 0", {"returned": "success"}, call,
+        raise check.deviation("refused with EINVAL", "ibv_demo succeeded -> 0", Returned(), call,
                               attr_mask="0x40000000")
     elif what.startswith("errno:"):
         name = what.split(":", 1)[1]
         call = recorded(check, name)
-        raise check.deviation("refused with EINVAL", f"errno {name}", {"errno": name}, call)
+        raise check.deviation("refused with EINVAL", f"errno {name}", Errno(name), call)
     elif what == "unsupported":
         raise Unsupported("attr.max_qp_wr = 0")
     elif what == "no-srq":  # unsupported for the lack of an attribute the capabilities' vocabulary names

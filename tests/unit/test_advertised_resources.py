@@ -55,7 +55,7 @@ def test_an_advertised_qp_that_cannot_be_made_is_a_deviation_with_its_errno(monk
         check.resource(Need("qp", spec={"qp_type": "IBV_QPT_RC"}))
     deviation = raised.value
     assert "which the device advertises" in deviation.expected
-    assert deviation.observation == {"verb": CATALOG.producer("qp").name, "errno": "ENOMEM"}
+    assert deviation.observation.as_dict() == {"verb": CATALOG.producer("qp").name, "errno": "ENOMEM"}
 
 
 def test_a_qp_type_the_device_does_not_advertise_is_unsupported_naming_the_attribute(

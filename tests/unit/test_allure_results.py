@@ -292,6 +292,7 @@ import os
 import pytest
 
 from pytest_rdma.generate import active, expand
+from pytest_rdma.observations import Returned
 from pytest_rdma.outcomes import Deviation
 
 CASES = [case for verb in active().verbs if verb.name == "ibv_query_gid" for case in expand(verb)][:3]
@@ -304,7 +305,7 @@ PLAN = {("rxe0", 0): "deviates", ("siw0", 0): "deviates", ("rxe0", 1): "crash", 
 def test_ibv_query_gid(rdma_dut, rdma_case):
     what = PLAN.get((rdma_dut.name, CASES.index(rdma_case)), "conforms")
     if what == "deviates":
-        raise Deviation("EINVAL for an index past the table", "returned 0", {"returned": 0})
+        raise Deviation("EINVAL for an index past the table", "returned 0", Returned(0))
     if what == "unsupported":
         pytest.skip("unsupported: attr.phys_port_cnt = 0")
     if what == "crash" and not os.environ.get("DEMO_SERIAL"):  # without xdist a crash ends the run

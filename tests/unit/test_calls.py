@@ -40,6 +40,7 @@ from pytest_rdma.catalogue.model import (
     Var,
 )
 from pytest_rdma.ibv import abi
+from pytest_rdma.observations import from_dict
 from pytest_rdma.replay import decode
 from pytest_rdma.verbs import CATALOGUE
 
@@ -426,7 +427,9 @@ def needs_gcc_and_header() -> str:
 def test_the_c_reproducer_compiles_against_the_installed_header() -> None:
     gcc = needs_gcc_and_header()
     header = ["check:    test_ibv_modify_qp[demo] on rxe0 (driver rxe)", "observed: errno EINVAL"]
-    text = c_program(VERBS.by_name, "rxe0", record(), header=header, decisive=9, observation={"errno": "EINVAL"})
+    text = c_program(
+        VERBS.by_name, "rxe0", record(), header=header, decisive=9, observation=from_dict({"errno": "EINVAL"})
+    )
     done = subprocess.run(
         [
             gcc,
@@ -457,7 +460,9 @@ def test_the_c_reproducer_compiles_against_the_installed_header() -> None:
 
 
 def test_the_python_reproducer_is_valid_python() -> None:
-    text = python_script("rxe0", record(), header=["check: demo"], decisive=9, observation={"errno": "EINVAL"})
+    text = python_script(
+        "rxe0", record(), header=["check: demo"], decisive=9, observation=from_dict({"errno": "EINVAL"})
+    )
     compile(text, "reproducer.py", "exec")
     assert "raise SystemExit(replay('rxe0', CALLS, decisive=9, observation={'errno': 'EINVAL'}))" in text
 
@@ -498,20 +503,24 @@ def test_the_python_reproducer_gives_each_argument_back_as_recorded() -> None:
         ({"errno": "EINVAL", "problem": "negative errno"}, "r9 == -22"),  # the provider negated it: again
         ({"problem": "negative return"}, "r9 < 0"),
         ({"returned": 0}, "r9 == 0"),
-        ({"data": "placed", "region": "mr0", "length": 64}, "!all_zero((void *)mr0->addr, 64)"),
+        ({"data": "placed", "first": 0, "region": "mr0", "length": 64}, "!all_zero((void *)mr0->addr, 64)"),
         (
-            {"data": "differs", "region": "mr0", "source": "mr0", "offset": 8, "length": 16},
+            {"data": "differs", "first": 0, "region": "mr0", "offset": 8, "source": "mr0", "length": 16},
             "memcmp((char *)mr0->addr + 8, mr0->addr, 16) != 0",
         ),
     ],
 )
 def test_the_c_reproducer_judges_the_observation_itself(observation: dict[str, Any], condition: str) -> None:
-    text = c_program(VERBS.by_name, "rxe0", record(), header=["check: demo"], decisive=9, observation=observation)
+    text = c_program(
+        VERBS.by_name, "rxe0", record(), header=["check: demo"], decisive=9, observation=from_dict(observation)
+    )
     assert f'if ({condition}) {{ puts("REPRODUCED"); return 0; }}' in text
 
 
 def test_an_observation_the_program_cannot_judge_exits_3() -> None:
-    text = c_program(VERBS.by_name, "rxe0", record(), header=["check: demo"], decisive=9, observation={"odd": 1})
+    text = c_program(
+        VERBS.by_name, "rxe0", record(), header=["check: demo"], decisive=9, observation=from_dict({"odd": 1})
+    )
     assert 'puts("REPRODUCED")' not in text
     assert 'puts("DONE: compare the results printed above with the observation"); return 3;' in text
 
@@ -548,12 +557,10 @@ def test_an_address_inside_an_object_keeps_its_offset_in_the_python_reproducer()
 
 def test_the_python_reproducer_reads_a_completions_field_by_its_index() -> None:
     # A completion's status is observed as wc.0.status: the replay's poll wrote a list of completions.
-    from pytest_rdma.replay import observed
-
     poll = Call(18, "ibv_poll_cq", (), 1, 1, 0, "", True, outs={"wc": ({"status": 0, "wr_id": 7},)})
-    assert observed(poll, {"field": "wc.0.status", "value": 0}, {}) is True
-    assert observed(poll, {"field": "wc.0.status", "value": 10}, {}) is False
-    assert observed(poll, {"field": "wc.1.status", "value": 0}, {}) is False  # no second completion
+    assert from_dict({"field": "wc.0.status", "value": 0}).replayed(poll, {}) is True
+    assert from_dict({"field": "wc.0.status", "value": 10}).replayed(poll, {}) is False
+    assert from_dict({"field": "wc.1.status", "value": 0}).replayed(poll, {}) is False  # no second completion
 
 
 def test_the_python_reproducer_names_the_objects_a_call_returned_through_an_out_pointer() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from pytest_rdma import plugin
 from pytest_rdma.catalogue import validated
 from pytest_rdma.catalogue.validate import CatalogueError
+from pytest_rdma.catalogue.validated import PACKAGE
 
 
 def _package(root: Path, verbs: str = "A = 1\n", check: str = "def ok(): ...\n") -> Path:
@@ -25,6 +27,40 @@ def test_the_key_follows_the_catalogue_its_validator_and_the_kinds(tmp_path: Pat
     assert base != validated.sources_key(["call"], _package(tmp_path / "c", verbs="A = 2\n"))
     assert base != validated.sources_key(["call"], _package(tmp_path / "d", check="def ok(): 1\n"))
     assert base != validated.sources_key(["call", "transfer"], _package(tmp_path / "e"))
+
+
+def test_the_key_follows_what_the_validator_imports(tmp_path: Path) -> None:
+    # catalogue/validate.py reads the header's names from ibv/enums.py: a new member there is in the key.
+    check = "from pytest_rdma.ibv import (\n    enums,\n)\nfrom pytest_rdma.ibv.enums import VALUES as V\n"
+    keys = []
+    for name, members in (("a", "A = 1\n"), ("b", "A = 1\n"), ("c", "A = 1\nB = 2\n")):
+        root = _package(tmp_path / name, check=check)
+        (root / "ibv").mkdir()
+        (root / "ibv" / "enums.py").write_text(members)
+        keys.append(validated.sources_key(["call"], root))
+    assert keys[0] == keys[1] != keys[2]
+
+
+def _imported(module: str, seen: set[Path]) -> None:
+    """The package's files `module` imports, in turn, as Python's own parser reads them."""
+    path = PACKAGE.joinpath(*module.split(".")[1:])
+    path = path.with_suffix(".py") if path.with_suffix(".py").exists() else path / "__init__.py"
+    if not path.exists() or path in seen:
+        return
+    seen.add(path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pytest_rdma"):
+            _imported(str(node.module), seen)
+            for alias in node.names:
+                _imported(f"{node.module}.{alias.name}", seen)
+
+
+def test_the_key_covers_every_file_of_the_package_the_validation_reads() -> None:
+    seen: set[Path] = set()
+    _imported("pytest_rdma.verbs", seen)
+    _imported("pytest_rdma.catalogue.validate", seen)
+    assert PACKAGE / "ibv" / "enums.py" in seen
+    assert validated.sources() == sorted(seen)
 
 
 @pytest.fixture

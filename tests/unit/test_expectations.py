@@ -9,6 +9,7 @@ import pytest
 from report_helpers import WAIVERS, make_project, node, records, summary_message
 
 from pytest_rdma.expectations import SHIPPED_DIR, Expectations, in_range, load, parse, review, version_key
+from pytest_rdma.observations import from_dict
 
 GOOD = """
 # known deviations
@@ -46,10 +47,12 @@ def test_patterns_treat_brackets_literally_and_star_as_anything() -> None:
 
 def test_a_waiver_holds_only_for_the_observation_it_records() -> None:
     _, second = parse(GOOD, Path("rxe.toml"))
-    assert second.matches_observation({"errno": "EINVAL"})
-    assert second.matches_observation({"errno": "EINVAL", "problem": "x"}), "keys it does not record are free"
-    assert not second.matches_observation({"errno": "EPERM"})
-    assert not second.matches_observation({"returned": "success"})
+    assert second.matches_observation(from_dict({"errno": "EINVAL"}))
+    assert second.matches_observation(from_dict({"errno": "EINVAL", "problem": "x"})), (
+        "keys it does not record are free"
+    )
+    assert not second.matches_observation(from_dict({"errno": "EPERM"}))
+    assert not second.matches_observation(from_dict({"returned": "success"}))
 
 
 @pytest.mark.parametrize(
@@ -357,8 +360,8 @@ def test_a_drafted_file_parses_and_holds_on_the_observation_it_drafted_from(tmp_
     text = draft("rxe", [{"results": [record]}])
     (waiver,) = parse(text, tmp_path / "rxe.toml")
     assert waiver.observed == {"returned": "success", "value": 7}
-    assert waiver.matches_observation(record["observation"])
-    assert not waiver.matches_observation({"returned": "success", "value": 8})
+    assert waiver.matches_observation(from_dict(record["observation"]))
+    assert not waiver.matches_observation(from_dict({"returned": "success", "value": 8}))
 
 
 def test_the_ids_a_session_end_expands_are_those_of_the_waived_verbs_and_judge_the_same() -> None:

@@ -10,8 +10,9 @@ import pytest
 
 from pytest_rdma.calls.marshal import marshal
 from pytest_rdma.calls.record import Call, Handle
-from pytest_rdma.calls.render import EVENT_WAIT_MS, c_program
+from pytest_rdma.calls.render import c_program
 from pytest_rdma.catalogue.index import Catalogue
+from pytest_rdma.observations import EVENT_WAIT_MS, MissingAsyncEvent
 from pytest_rdma.verbs import CATALOGUE
 
 VERBS = Catalogue.of(CATALOGUE)
@@ -37,7 +38,7 @@ def _record() -> list[Call]:
 
 
 def test_no_async_event_is_judged_on_the_contexts_async_fd() -> None:
-    text = c_program(VERBS.by_name, "rxe0", _record(), decisive=2, observation={"async_event": "none"})
+    text = c_program(VERBS.by_name, "rxe0", _record(), decisive=2, observation=MissingAsyncEvent())
     assert f'if (!fd_ready(ctx->async_fd, {EVENT_WAIT_MS})) {{ puts("REPRODUCED"); return 0; }}' in text
 
 
@@ -45,7 +46,7 @@ def test_the_async_event_reproducer_compiles() -> None:
     gcc = shutil.which("gcc")
     if gcc is None or not Path("/usr/include/infiniband/verbs.h").exists():
         pytest.skip("needs gcc and <infiniband/verbs.h> (Debian: apt-get install gcc libibverbs-dev)")
-    text = c_program(VERBS.by_name, "rxe0", _record(), decisive=2, observation={"async_event": "none"})
+    text = c_program(VERBS.by_name, "rxe0", _record(), decisive=2, observation=MissingAsyncEvent())
     done = subprocess.run(
         [gcc, "-fsyntax-only", "-Wall", "-Werror=implicit-function-declaration", "-x", "c", "-"],
         input=text,

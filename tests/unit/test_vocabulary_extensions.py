@@ -43,6 +43,7 @@ from pytest_rdma.catalogue.validate import problems_of
 from pytest_rdma.ibv.enums import VALUES
 from pytest_rdma.kinds import calls as call_kinds
 from pytest_rdma.kinds.check import COMPARE, Check, plain
+from pytest_rdma.observations import Produced
 from pytest_rdma.outcomes import Deviation, Unsupported
 from pytest_rdma.provider.device import DeviceUnderTest
 
@@ -87,11 +88,11 @@ class FakeCheck:
     def expect(self, call: Call, expects: Any) -> None:
         for item in expects:
             if call.value != item.right:
-                raise Deviation(f"{item.left} == {item.right}", f"{call.value}", {"value": call.value})
+                raise Deviation(f"{item.left} == {item.right}", f"{call.value}", Produced(call.value))
             self.expected.append(item)
 
     def deviation(self, expected: str, observed: str, observation: Any, call: Any = None, **_: Any) -> Deviation:
-        return Deviation(expected, observed, dict(observation))
+        return Deviation(expected, observed, observation)
 
 
 def test_refused_checks_its_expectations_on_the_refused_call() -> None:
