@@ -8,7 +8,7 @@ One boot of the lab (pytest_rdma.lab: prerequisites, siw.ko, the VM; its in-VM r
 benchmarks/lab_guest.py) runs, in this order:
 
 1. the lab's own runs: the whole suite on rxe0, then on siw0, with the lab's reporters
-   (cli.LAB_REPORTS: --rdma-json, --rdma-junit, --rdma-allure on the VM's tmpfs) and settings
+   (lab.command.LAB_REPORTS: --rdma-json, --rdma-junit, --rdma-allure on the VM's tmpfs) and settings
    (lab.guest.LAB_SETTINGS): cold start to the first test (the lab's figure, on the host
    clock) and each device's pytest run time;
 2. the whole suite on rxe0 again, -n 0 then -n 2 (warm: no first-boot effects in either);
@@ -44,8 +44,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from pytest_rdma import lab  # noqa: E402
-from pytest_rdma.cli import LAB_REPORTS  # noqa: E402
 from pytest_rdma.lab import guest, vm  # noqa: E402
+from pytest_rdma.lab.command import LAB_REPORTS  # noqa: E402
 
 # The suite's source (shipped as pytest_rdma.suites); runs given no test path use the packaged one.
 SUITE = REPO / "suites"
@@ -146,7 +146,7 @@ def pytest_step(
     argv += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "benchmarks.timing_plugin", f"--rdma-dev={device}"]
     scratch = f"/tmp/bench-scratch/{name}"  # the VM's tmpfs, as the lab's runner uses it
     if reports is not None:
-        # Exactly the lab's reporters (cli.LAB_REPORTS, as pytest_rdma.lab.guest fills them in).
+        # Exactly the lab's reporters (lab.command.LAB_REPORTS, as pytest_rdma.lab.guest fills them in).
         argv += [arg.replace("{results}", str(reports)).replace("{scratch}", scratch) for arg in LAB_REPORTS]
     else:
         # No reporter, but the deviations' reproducers still go somewhere writable: by default they would

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -47,7 +47,7 @@ except ModuleNotFoundError:  # pragma: no cover - older Pythons
 from pytest_rdma.observations import Observation
 
 if TYPE_CHECKING:
-    from pytest_rdma.report.record import CheckInfo, Record
+    from pytest_rdma.report.record import CheckInfo, Record, WaiverRecord
 
 SHIPPED_DIR = Path(__file__).with_name("expectations")
 SCOPES = ("kernel", "rdma_core", "firmware")
@@ -90,20 +90,6 @@ def in_range(version: str, spec: str) -> bool:
         if not ok:
             return False
     return True
-
-
-class WaiverRecord(TypedDict, total=False):
-    """A waiver as records and the results' `waivers` hold it (Waiver.as_dict), with its status or why."""
-
-    pattern: str
-    reason: str
-    link: str
-    observed: dict[str, object]
-    file: str
-    line: int
-    scopes: dict[str, str]
-    status: str  # in a record: applied, fixed or mismatch
-    why: str  # in the results' stale and refused lists
 
 
 @dataclass(frozen=True)

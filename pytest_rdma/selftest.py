@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma import lab
-from pytest_rdma.cli import LAB_REPORTS, REPO, lab_parser, split_passthrough
 from pytest_rdma.lab import matrix, prereqs
+from pytest_rdma.lab.command import LAB_REPORTS, REPO, lab_parser, split_passthrough
 
 # The Allure HTML test builds a report (Allure 3 from npm, run by node) and opens it in a headless
 # browser; the fresh-machine test makes its machine with debootstrap. Programs, not packages: one

@@ -26,10 +26,9 @@ from typing import IO, TypedDict, cast
 import pytest
 
 from pytest_rdma.command_line import InputError, Parser, fail
-from pytest_rdma.expectations import WaiverRecord
 from pytest_rdma.report import schema
 from pytest_rdma.report.profile import Requirement
-from pytest_rdma.report.record import SCHEMA_VERSION, Identity, Record
+from pytest_rdma.report.record import SCHEMA_VERSION, Identity, Record, WaiverRecord
 from pytest_rdma.report.redact import redact
 from pytest_rdma.report.results import Results, counts
 from pytest_rdma.report.terminal import Summary

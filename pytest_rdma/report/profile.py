@@ -17,19 +17,12 @@ from pytest_rdma import capabilities
 from pytest_rdma.catalogue.model import Cap
 from pytest_rdma.expectations import Expectations
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, TIMEOUT, WAIVED
+from pytest_rdma.report.record import RequiredFailure
 
 HELD = "held"
 FAILED = "failed"
 NOT_EXERCISED = "not exercised"
 EXERCISED = (CONFORMS, DEVIATES, WAIVED, CRASH, TIMEOUT)  # the check reached the device's answer
-
-
-class RequiredFailure(TypedDict):
-    """On a record: the required capability whose lack made the check unsupported, and so failing."""
-
-    capability: str
-    source: str  # where it was required: "command line --rdma-require", "siw.toml:4"
-    advertised: str  # the attribute and its value: "attr.max_srq = 0"
 
 
 class Requirement(TypedDict):

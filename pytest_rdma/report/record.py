@@ -21,7 +21,6 @@ from pytest_rdma import capabilities
 from pytest_rdma.calls.invoke import decided_above
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.cases import Case
-from pytest_rdma.expectations import WaiverRecord
 from pytest_rdma.guard.findings import KERNEL_LOG_FIELD, LEAK_FIELD, KernelLogFinding, Leak
 from pytest_rdma.outcomes import (
     CONFORMS,
@@ -36,7 +35,6 @@ from pytest_rdma.outcomes import (
     Deviation,
 )
 from pytest_rdma.report.confirm import Confirmation
-from pytest_rdma.report.profile import RequiredFailure
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 from pytest_rdma.shapes import Json, JsonObject
@@ -58,6 +56,28 @@ FINDING_FIELDS: dict[str, Literal["leak", "kernel_log"]] = {LEAK_FIELD: "leak", 
 
 # A device's identity (schema: Identity): field -> text.
 Identity = dict[str, str]
+
+
+class WaiverRecord(TypedDict, total=False):
+    """A waiver as records and the results' `waivers` hold it (Waiver.as_dict), with its status or why."""
+
+    pattern: str
+    reason: str
+    link: str
+    observed: dict[str, object]
+    file: str
+    line: int
+    scopes: dict[str, str]
+    status: str  # in a record: applied, fixed or mismatch
+    why: str  # in the results' stale and refused lists
+
+
+class RequiredFailure(TypedDict):
+    """On a record: the required capability whose lack made the check unsupported, and so failing."""
+
+    capability: str
+    source: str  # where it was required: "command line --rdma-require", "siw.toml:4"
+    advertised: str  # the attribute and its value: "attr.max_srq = 0"
 
 
 class Source(TypedDict):

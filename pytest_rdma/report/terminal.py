@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_rdma.expectations import Expectations, WaiverRecord, id_pattern, review
+from pytest_rdma.expectations import Expectations, id_pattern, review
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report.profile import Requirement, Requirements, failure_text, profile, profile_lines
-from pytest_rdma.report.record import Record
+from pytest_rdma.report.record import Record, WaiverRecord
 from pytest_rdma.report.results import Results
 
 if TYPE_CHECKING:

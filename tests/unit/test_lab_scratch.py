@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_rdma.cli import LAB_REPORTS
 from pytest_rdma.lab import unpack_scratch
+from pytest_rdma.lab.command import LAB_REPORTS
 from pytest_rdma.lab.guest import SCRATCH_TAR, keep_scratch
 
 

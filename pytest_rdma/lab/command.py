@@ -1,0 +1,77 @@
+"""The lab's command line, shared by `pytest-rdma lab` and `pytest-rdma selftest` (which boots the lab too).
+
+Here rather than in cli.py so that selftest.py, which cli.py runs, imports neither cli.py nor anything
+that imports it back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_rdma import lab
+from pytest_rdma.command_line import Parser
+
+# The checkout this package runs from (the project's own tests live there; only a checkout has them).
+REPO = Path(__file__).resolve().parents[2]
+
+
+def split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after `--` goes to pytest untouched."""
+    if "--" in argv:
+        index = argv.index("--")
+        return argv[:index], argv[index + 1 :]
+    return argv, []
+
+
+LAB_DESCRIPTION = (
+    "Run pytest inside a VM with Soft-RoCE (rxe) and soft-iWARP (siw) devices. "
+    "Arguments after -- go to pytest; '{results}' in them is the per-run results directory."
+)
+
+
+def lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
+    parser = Parser(prog=prog, description=description)
+    parser.add_argument(
+        "--dev",
+        action="append",
+        dest="devices",
+        metavar="NAME",
+        help="device to create and test: rxeN or siwN (repeatable; default rxe0 and siw0)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="where results are written on the host (default ./results)",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=lab.LabRequest().cache,
+        metavar="DIR",
+        help="cache for siw.ko builds and the KVM probe (default ~/.cache/pytest-rdma)",
+    )
+    parser.add_argument("--no-install", action="store_true", help="do not apt/pip install missing prerequisites")
+    parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="kill the VM after S seconds")
+    parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (needs npm)")
+    parser.add_argument(
+        "--kernel",
+        action="append",
+        dest="kernels",
+        metavar="RELEASE",
+        help="boot this kernel release (uname -r), installing its image, headers and source when missing; "
+        "repeatable, each in turn, results in DIR/RELEASE/DEVICE; 'all': every installed kernel with rdma_rxe "
+        "(default: the distro's default kernel, results in DIR/DEVICE)",
+    )
+    return parser
+
+
+# Each device's run writes these into results/<device>/ ({results} is that directory). Allure
+# results are a file per check: they are written on the VM's tmpfs ({scratch}), moved to
+# results/<device>/ when the run ends (lab.guest.keep_scratch says why).
+LAB_REPORTS = [
+    "--rdma-json={results}/results.json",
+    "--rdma-junit={results}/junit.xml",
+    "--rdma-allure={scratch}/allure",
+]
