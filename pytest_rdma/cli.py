@@ -28,16 +28,17 @@ def _forget_allure(results: Path, devices: list[str]) -> None:
         shutil.rmtree(results / device / "allure", ignore_errors=True)
 
 
-def _allure_html(results: Path, devices: list[str], html: bool = True) -> bool:
+def _allure_html(results: Path, devices: list[str], html: bool = True, lacking: str = "", runs_glob: str = "") -> bool:
     """The gate over all the lab's runs together, and one HTML report of them (pytest-rdma report); passed?
 
-    Each of `devices` must have exercised a check of ours: nothing judged is no pass.
+    Each of `devices` must have exercised a check of ours: nothing judged is no pass. `lacking` is what a
+    caller's own survey found missing (a kernel matrix surveys each release); `runs_glob` where the runs are.
     """
     from pytest_rdma.report import allure_gate, allure_html
 
-    runs = sorted(path for path in results.glob(ALLURE_RUNS) if path.is_dir())
+    runs = sorted(path for path in results.glob(runs_glob or ALLURE_RUNS) if path.is_dir())
     found = allure_gate.survey(runs, devices)
-    lacking = allure_gate.missing(found)
+    lacking = "; ".join(part for part in (lacking, allure_gate.missing(found)) if part)
     if not found.checks() or not html:
         print(f"lab: quality gate FAILED: {lacking}" if lacking else f"lab: {allure_gate.passed(found, '')}")
         return not lacking
@@ -110,12 +111,17 @@ def _kernel_matrix(request: lab.LabRequest, kernels: list[str]) -> int:
     for release in names:
         _forget_allure(matrix.results_of(request.results, release), request.devices)
     code, runs = matrix.run(request, names)
-    if request.html and any(run.ran for run in runs):
-        matrix.allure_html(request.results.resolve())
-    for line in matrix.stale_waivers(request.results.resolve(), runs):
+    results = request.results.resolve()
+    passed = True
+    if any(run.ran for run in runs):
+        # The gate per release (a device that exercised nothing on one kernel is not hidden by another's), then
+        # one report of every release's runs, each kernel x driver its own environment.
+        lacking = "; ".join(matrix.gate_lacking(results, runs, request.devices))
+        passed = _allure_html(results, [], html=request.html, lacking=lacking, runs_glob=matrix.ALLURE_RUNS)
+    for line in matrix.stale_waivers(results, runs):
         print(f"lab: stale on a release: {line}")
     print("\n".join(f"lab: {line}" for line in matrix.table(runs)))
-    return code
+    return 1 if code == 0 and not passed else code
 
 
 def cmd_selftest(argv: list[str]) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import re
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ from pathlib import Path
 from pytest_rdma import lab
 from pytest_rdma.lab.prereqs import LabError, Log, _version_key
 from pytest_rdma.outcomes import OUTCOMES
+from pytest_rdma.report import allure_gate
 from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.record import Record
 from pytest_rdma.report.release_waivers import stale_on_release
@@ -175,21 +175,14 @@ def worst(runs: list[KernelRun]) -> int:
     return next((code for code in codes if code), 0)
 
 
-def allure_html(results: Path) -> None:
-    """One HTML report of every release's runs: each kernel x driver its own environment (allure_config)."""
-    from pytest_rdma.report import allure_html as html
-
-    runs = sorted(path for path in results.glob(ALLURE_RUNS) if path.is_dir())
-    if not runs:
-        return
-    try:
-        report = html.build(runs, results / REPORT_DIRECTORY, history=results / html.HISTORY_NAME)
-    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-        print(f"lab: the Allure HTML report could not be built (results are kept in {results}): {exc}", file=sys.stderr)
-        return
-    print(
-        f"lab: Allure HTML report: {report.index} ({report.index.stat().st_size / 1e6:.1f} MB, "
-        f"{report.seconds:.1f} s); quality gate " + ("passed" if report.gate_passed else "FAILED")
-    )
-    if not report.gate_passed:
-        print(f"lab: {report.gate_text}", file=sys.stderr)
+def gate_lacking(results: Path, runs: list[KernelRun], devices: list[str]) -> list[str]:
+    """What each release that ran lacks for a verdict (report/allure_gate.py), "RELEASE: why" each."""
+    lacking = []
+    for kernel_run in runs:
+        if not kernel_run.ran:
+            continue
+        folders = sorted(path for path in results_of(results, kernel_run.release).glob("*/allure") if path.is_dir())
+        why = allure_gate.missing(allure_gate.survey(folders, devices))
+        if why:
+            lacking.append(f"{kernel_run.release}: {why}")
+    return lacking

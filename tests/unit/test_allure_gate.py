@@ -197,6 +197,36 @@ def test_the_labs_exit_is_its_gates(
     assert says in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("on_612", "code", "says"),
+    [
+        (["rxe0", "siw0"], 0, "lab: quality gate passed"),
+        (["rxe0"], 1, "lab: quality gate FAILED: 6.12.117+deb12-amd64: siw0 exercised nothing"),
+    ],
+    ids=["both-kernels-both-devices", "a-device-idle-on-one-kernel"],
+)
+def test_a_kernel_matrix_is_gated_per_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], on_612, code, says
+) -> None:
+    """pytest said 0 on each kernel; a device with no result on one kernel fails the matrix, though the other
+    kernel's run of it would have satisfied one gate over all the folders together."""
+    from pytest_rdma.lab import matrix
+
+    results = tmp_path / "results"
+    kernels = {"6.1.0-56-amd64": ["rxe0", "siw0"], "6.12.117+deb12-amd64": on_612}
+
+    def matrix_run(request: object, names: list[str]) -> tuple[int, list[matrix.KernelRun]]:
+        for release in names:
+            for device in kernels[release]:
+                run(results / release / device / "allure", device, {A: CONFORMS})
+        return 0, [matrix.KernelRun(release, 0) for release in names]
+
+    monkeypatch.setattr(cli.matrix, "run", matrix_run)
+    argv = ["--dev", "rxe0", "--dev", "siw0", "--results", str(results), "--no-html"]
+    assert cli.cmd_lab([*argv, "--kernel", "6.1.0-56-amd64", "--kernel", "6.12.117+deb12-amd64"]) == code
+    assert says in capsys.readouterr().out
+
+
 # -- nothing deleted that we did not write ----------------------------------------------------------------
 
 
