@@ -57,3 +57,15 @@ def test_the_installed_releases_are_in_the_tested_range() -> None:
             f"{name} {installed} is outside the range pyproject.toml allows ({requirements()[name].specifier}): "
             "test it, then move the bound"
         )
+
+
+def test_every_extra_is_bounded_above_and_below() -> None:
+    """The extras too (lab, kcidb, dev): a tool's next major release is tried before it is allowed."""
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    loose = [
+        f"{extra}: {text}"
+        for extra, texts in extras.items()
+        for text in texts
+        if not {">=", "<"} <= {spec.operator for spec in Requirement(text).specifier}
+    ]
+    assert not loose, f"give each a lower and an upper bound: {loose}"
