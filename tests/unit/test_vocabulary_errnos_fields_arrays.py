@@ -1,4 +1,4 @@
-"""Vocabulary the breadth B entries rely on (host only: no device needed).
+"""Vocabulary the SRQ, QP, WQ and flow entries rely on: errnos, argument fields, struct axes, arrays (host only).
 
 - validation accepts every errno name the call layer reports, aliases included (EOPNOTSUPP);
 - an expectation may read a field of an object the call was given ("qp.state" after a modify);
