@@ -49,8 +49,7 @@ GATE_ID = "no-new-deviation-or-crash"
 # (The driver is the environment's name.)
 IDENTITY_FIELDS = (
     ("name", "device"),
-    ("kernel", "kernel"),
-    ("kernel_package", "kernel package"),
+    ("kernel", "kernel"),  # with its Debian package version: "6.1.0-56-amd64 (6.1.192-2)", as the header shows it
     ("rdma_core", "rdma-core"),
     ("firmware", "firmware"),
     ("vendor", "vendor / part"),
@@ -269,6 +268,10 @@ def _field(identity: Identity, key: str, device: str) -> str:
     if key == "vendor":
         vendor, part = identity.get("vendor_id"), identity.get("vendor_part_id")
         return f"{vendor}:{part}" if vendor or part else ""
+    if key == "kernel" and identity.get("kernel_package"):
+        # One variable, not two: Allure shows a panel's first eight and hides the rest behind "show more",
+        # where a separate "kernel package" had pushed the transport (seen in the lab's report).
+        return f"{identity.get('kernel')} ({identity.get('kernel_package')})"
     return str(identity.get(key) or "")
 
 

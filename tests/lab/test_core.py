@@ -44,11 +44,15 @@ def test_header_names_each_device_with_its_driver(pytester: pytest.Pytester) -> 
     result = pytester.runpytest("--rdma-dev", "rxe0", "--rdma-dev", "siw0")
     result.assert_outcomes(passed=1)
     release = subprocess.run(["uname", "-r"], capture_output=True, text=True, check=True).stdout.strip()
+    # The kernel's Debian package version follows its release (issue 27): "kernel=6.1.0-56-amd64 (6.1.192-2)".
+    package = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Version}", f"linux-image-{release}"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     for name, (driver, node_type, transport) in LAB_DEVICES.items():
         result.stdout.fnmatch_lines(
             [
                 f"rdma: {name}: driver={driver} node={node_type} transport={transport} fw=* vendor=0x*:* "
-                f"kernel={release} rdma-core=[0-9]*.[0-9]*"
+                f"kernel={release} ({package}) rdma-core=[0-9]*.[0-9]*"
             ]
         )
 
