@@ -3923,7 +3923,6 @@ ibv_close_xrcd = Verb(
 # --- 5. QP --------------------------------------------------------------------------------------------------
 # Queue pairs: create, modify (and DET's det_modify_qp), query, destroy; data ordering, pacing, ECE;
 # receive work queues and RSS indirection tables.
-_QP_CAP_FIELDS = ("max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline_data")
 
 # Requests off the usual powers of two, so rounding up is visible; all within any sane device's limits.
 _QP_CAP_REQUEST = (
@@ -6967,7 +6966,6 @@ ibv_wc_read_vendor_err = _wc_read("vendor_err", "uint32_t")
 
 # --- 7. address handles, multicast and flows ----------------------------------------------------------------
 # Address handles, multicast groups, flow steering, flow actions and the counters attached to flows.
-_MCAST = (Cap("attr.max_mcast_grp"), Cap("attr.max_mcast_qp_attach"))
 _GRH_REQUIRED = Cap("port.flags&IBV_QPF_GRH_REQUIRED")
 
 _AH_ATTR = {**_LOOPBACK_AV, "static_rate": "IBV_RATE_MAX"}
@@ -7479,7 +7477,6 @@ _FLOW_RULE = {
     "specs": (_ETH_DST_MAC,),
 }
 _STEERING = Cap("attr.device_cap_flags&IBV_DEVICE_MANAGED_FLOW_STEERING")
-_FLOW_QP = {"qp": Need("qp", spec={"qp_type": Var("qp_type")})}
 _DONT_TRAP = "IBV_FLOW_ATTR_FLAGS_DONT_TRAP"
 
 ibv_create_flow = Verb(
