@@ -143,14 +143,29 @@ def environment_file(device: str) -> str:
     return f"pytest-rdma-environment-{env_id(device)}.json"
 
 
+GIVE_RESULTS = "give the results directory as pytest --rdma-allure wrote it, or remove that file"
+
+
+def _environment_document(path: Path) -> dict[str, object]:
+    """One environment file as allure_writer.py writes it (an object with a 'devices' object); else an
+    InputError naming the file and what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read the run's devices ({exc}); {GIVE_RESULTS}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("devices"), dict):
+        raise InputError(f"{path}: no 'devices' object (device -> identity); {GIVE_RESULTS}")
+    return data
+
+
 def read_environment_file(path: Path) -> dict[str, Identity] | None:
     """device -> identity from one environment file; None when it is not one of ours (unreadable, edited)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        devices = _environment_document(path)["devices"]
+    except InputError:
         return None
-    devices = data.get("devices") if isinstance(data, dict) else None
-    if not isinstance(devices, dict) or not all(isinstance(identity, dict) for identity in devices.values()):
+    assert isinstance(devices, dict)  # _environment_document checked it
+    if not all(isinstance(identity, dict) for identity in devices.values()):
         return None
     return dict(devices)
 
@@ -171,29 +186,24 @@ def read_environment(directory: Path) -> dict[str, Identity]:
 
 
 def _checked_environment(path: Path) -> dict[str, Identity]:
-    give = "give the results directory as pytest --rdma-allure wrote it, or remove that file"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read the run's devices ({exc}); {give}") from None
-    devices = data.get("devices") if isinstance(data, dict) else None
-    if not isinstance(devices, dict):
-        raise InputError(f"{path}: no 'devices' object (device -> identity); {give}")
+    devices = _environment_document(path)["devices"]
+    assert isinstance(devices, dict)  # _environment_document checked it
     named = {device: identity for device, identity in devices.items() if identity != {}}  # {}: named before a check
     try:
         schema.check_devices(named)
     except schema.SchemaError as exc:
-        raise InputError(f"{path}: {exc}; {give}") from None
+        raise InputError(f"{path}: {exc}; {GIVE_RESULTS}") from None
     return dict(devices)
 
 
 def read_profile(directory: Path) -> dict[str, list[JsonObject]]:
     """device -> its required capabilities and how each held (empty when none was required), from the
-    devices' environment files (read_environment has refused a damaged one)."""
+    devices' environment files; a damaged one is the same InputError as read_environment's."""
     profile: dict[str, list[JsonObject]] = {}
     for path in sorted(directory.glob(ENVIRONMENT_GLOB)):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        profile.update(data.get("profile") or {})
+        found = _environment_document(path).get("profile")
+        if isinstance(found, dict):
+            profile.update(found)
     return profile
 
 
