@@ -18,7 +18,7 @@ from pytest_rdma.catalogue import validated as validated_sources
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.catalogue.validate import CatalogueError, validate
-from pytest_rdma.kinds.load import known_kinds
+from pytest_rdma.kinds.load import kind_schemas, known_kinds
 from pytest_rdma.report import usage_error
 from pytest_rdma.selection import device_list, no_device_error, validate_devices
 from pytest_rdma.user_claims import MARKER_HELP
@@ -76,7 +76,7 @@ def catalogue_of(options: settings.Settings, validated: bool = True) -> Catalogu
     key = "" if extra else validated_sources.sources_key(known_kinds())
     if validated and not (key and validated_sources.already_validated(key)):
         try:
-            validate(verbs, kinds=known_kinds())
+            validate(verbs, kinds=known_kinds(), schemas=kind_schemas())
         except CatalogueError as exc:
             raise pytest.UsageError(f"rdma_catalogue_extra: {exc}" if extra else str(exc)) from None
         if key:

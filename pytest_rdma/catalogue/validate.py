@@ -28,6 +28,7 @@ from pytest_rdma.catalogue.model import (
     Var,
     Verb,
 )
+from pytest_rdma.catalogue.params import schema_problems
 from pytest_rdma.ibv.constants import VALUES
 from pytest_rdma.ibv.enums import ENUMS
 
@@ -159,8 +160,14 @@ def _check_axes(verb: Verb, claim: Claim, where: str) -> Iterator[str]:
                 yield f"{where}: {value!r} names {{{name}}}, which is not an axis of 'over'"
 
 
-def _check_claim(verb: Verb, claim: Claim, kinds: frozenset[str]) -> Iterator[str]:
+def _check_claim(
+    verb: Verb, claim: Claim, kinds: frozenset[str], schemas: Mapping[str, type] | None = None
+) -> Iterator[str]:
     where = f"{verb.name}: claim {claim.id!r}"
+    schema = (schemas or {}).get(claim.kind)
+    if schema is not None:
+        for problem in schema_problems(schema, claim.params):
+            yield f"{where}: {problem}"
     if claim.kind not in kinds:
         close = difflib.get_close_matches(claim.kind, kinds, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
@@ -221,7 +228,9 @@ def _check_contract(verb: Verb, contract: Contract, names: Mapping[str, Verb]) -
         yield f"{verb.name}: contract.destroyed_by: {contract.destroyed_by!r} is not in the catalogue"
 
 
-def problems_of(verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb]) -> list[str]:
+def problems_of(
+    verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb], schemas: Mapping[str, type] | None = None
+) -> list[str]:
     """Everything wrong with one verb; `names` is the whole catalogue (for cross-references)."""
     out: list[str] = []
     if verb.returns not in RETURN_CONVENTIONS:
@@ -252,7 +261,7 @@ def problems_of(verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb])
         if claim.id in claim_ids:
             out.append(f"{verb.name}: claim {claim.id!r}: duplicate claim id")
         claim_ids.add(claim.id)
-        out.extend(_check_claim(verb, claim, kinds))
+        out.extend(_check_claim(verb, claim, kinds, schemas))
         for step in (s for s in walk(claim) if isinstance(s, Step)):
             if step.verb not in names:
                 out.append(f"{verb.name}: claim {claim.id!r}: step calls {step.verb!r}, which is not in the catalogue")
@@ -271,8 +280,10 @@ def problems_of(verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb])
     return out
 
 
-def validate(catalogue: Iterable[Verb], *, kinds: Iterable[str]) -> None:
-    """Raise CatalogueError listing every problem of the catalogue, or return None."""
+def validate(catalogue: Iterable[Verb], *, kinds: Iterable[str], schemas: Mapping[str, type] | None = None) -> None:
+    """Raise CatalogueError listing every problem of the catalogue, or return None.
+
+    `schemas`: each kind's params schema (catalogue/params.py), checked against its claims' params."""
     verbs = tuple(catalogue)
     known = frozenset(kinds) | {UNTESTABLE}
     names: dict[str, Verb] = {}
@@ -282,6 +293,6 @@ def validate(catalogue: Iterable[Verb], *, kinds: Iterable[str]) -> None:
             out.append(f"{verb.name}: name: described twice")
         names[verb.name] = verb
     for verb in verbs:
-        out.extend(problems_of(verb, kinds=known, names=names))
+        out.extend(problems_of(verb, kinds=known, names=names, schemas=schemas))
     if out:
         raise CatalogueError(out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import cast
+from typing import TypeVar, cast
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
@@ -21,10 +21,13 @@ from pytest_rdma.calls.values import Unresolved, read_path
 from pytest_rdma.cases import Axes, Case, Spec
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Arg, Cap, Expect, Need, Ref, Step, Value
+from pytest_rdma.catalogue.params import read_params
 from pytest_rdma.kinds.state_machine import StateMachine, walk
 from pytest_rdma.observations import Errno, FieldValue, Observation, Observed
 from pytest_rdma.outcomes import Deviation, NotExercised, Unsupported
 from pytest_rdma.provider.device import DeviceUnderTest
+
+P = TypeVar("P")
 
 # An expectation's operator: Python's own comparison of what was read with what is expected.
 Compare = Callable[[Observed, Observed], bool]
@@ -93,6 +96,10 @@ class Check:
         self.steps: dict[str, Call] = {}
         self.made: dict[tuple[str, str, tuple[tuple[str, str], ...], str, str], Handle] = {}  # by resource() key
         self.subject: Handle | None = None  # the object a state walk is modifying (Ref("self"))
+
+    def params(self, schema: type[P]) -> P:
+        """The claim's data, its axis values put in, as the kind's declared schema (catalogue/params.py)."""
+        return read_params(schema, self.spec.get("params", {}))
 
     # -- the two devices of a two-device check ------------------------------------------------
     @contextmanager

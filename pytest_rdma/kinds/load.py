@@ -13,4 +13,9 @@ def known_kinds() -> frozenset[str]:
     return frozenset(KINDS) | {UNTESTABLE}
 
 
-__all__ = ["KINDS", "Kind", "known_kinds"]
+def kind_schemas() -> dict[str, type]:
+    """Each kind that declares its claims' params, with its schema (catalogue/params.py)."""
+    return {name: k.params for name, k in KINDS.items() if k.params is not None}
+
+
+__all__ = ["KINDS", "Kind", "kind_schemas", "known_kinds"]

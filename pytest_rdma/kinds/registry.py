@@ -19,18 +19,21 @@ class Kind:
     expand: Expand
     run: Callable[..., None]  # (check: Check) -> None
     doc: str
+    params: type | None = None  # the schema of its claims' params (catalogue/params.py); None: not declared yet
 
 
 KINDS: dict[str, Kind] = {}
 
 
-def kind(name: str, expand: Expand = axis_cases) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register `run` as the kind `name`, its cases made by `expand`."""
+def kind(
+    name: str, expand: Expand = axis_cases, params: type | None = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register `run` as the kind `name`, its cases made by `expand`, its claims' data declared by `params`."""
 
     def register(run: Callable[..., None]) -> Callable[..., None]:
         if name in KINDS:
             raise ValueError(f"claim kind {name!r} registered twice")
-        KINDS[name] = Kind(name, expand, run, (run.__doc__ or "").strip().splitlines()[0])
+        KINDS[name] = Kind(name, expand, run, (run.__doc__ or "").strip().splitlines()[0], params)
         return run
 
     return register
