@@ -358,9 +358,7 @@ def main(plan_path: str) -> int:
             code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
         worst = worst or code
     if plan.get("unprivileged", True):
-        why_not = nobody_cannot_run(plan)  # once: the same Python and directory for every device
-        for device in plan["devices"]:
-            worst = worst or unprivileged_run(plan, device, results, env, xdist, why_not)
+        worst = worst or unprivileged_runs(plan, results, env, xdist)
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
     return worst
 
@@ -375,6 +373,13 @@ def nobody_cannot_run(plan: dict) -> str:
     if reachable.returncode == 0:
         return ""
     return (reachable.stderr.strip().splitlines() or ["no reason given"])[-1]
+
+
+def unprivileged_runs(plan: dict, results: Path, env: dict[str, str], xdist: bool) -> int:
+    """Every device's run as nobody, each one even after another's failed; the first failure's exit code."""
+    why_not = nobody_cannot_run(plan)  # once: the same Python and directory for every device
+    codes = [unprivileged_run(plan, device, results, env, xdist, why_not) for device in plan["devices"]]
+    return next((code for code in codes if code), 0)
 
 
 def unprivileged_run(

@@ -110,3 +110,18 @@ def test_a_runs_places_are_filled_in_its_arguments(tmp_path: Path) -> None:
         "-k",
         "rxe0 and not {x}",
     ]
+
+
+def test_every_device_runs_as_nobody_even_after_one_failed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+
+    ran: list[str] = []
+
+    def run_one(plan: dict, device: str, *_: object) -> int:
+        ran.append(device)
+        return 1 if device == "rxe0" else 0
+
+    monkeypatch.setattr(guest, "nobody_cannot_run", lambda plan: None)
+    monkeypatch.setattr(guest, "unprivileged_run", run_one)
+    code = guest.unprivileged_runs({"devices": ["rxe0", "siw0"]}, tmp_path, {}, False)
+    assert ran == ["rxe0", "siw0"]
+    assert code == 1
