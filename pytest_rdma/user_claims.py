@@ -7,7 +7,8 @@ The test's record then carries the claim as a generated check's does (verb, clai
 section, the claim in words: `says=`, else the test's docstring), and the test is unsupported
 only from the capability it names: `needs` is one attribute path or a tuple of them, read as the
 catalogue reads a claim's `needs` (`attr.max_mr` nonzero, `attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW`
-set). A claimed test that skips for any other reason is "not exercised": a skip names no attribute.
+set). A test of the user's own that skips for any other reason, claimed or not, is "not exercised": a
+skip names no attribute, and "unsupported" is the device's word only.
 A malformed marker is a usage error naming the test.
 """
 
@@ -85,10 +86,7 @@ def claim_of(item: pytest.Item) -> UserClaim | None:
         raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{MARK}: {exc}") from None
 
 
-def skipped_as(item: pytest.Item) -> tuple[str, str] | None:
-    """The outcome and reason of a skip of the user's own test: what the plugin recorded, else, for a
-    test tied to a claim, "not exercised" (only a capability the marker names makes it unsupported)."""
-    verdict = item.stash.get(VERDICT_KEY, None)
-    if verdict is not None:
-        return verdict
-    return (NOT_EXERCISED, "") if item.get_closest_marker(MARK) is not None else None
+def skipped_as(item: pytest.Item) -> tuple[str, str]:
+    """The outcome and reason of a skip of the user's own test: what the plugin recorded, else "not
+    exercised" (only a capability a fixture or the marker names makes it unsupported)."""
+    return item.stash.get(VERDICT_KEY, (NOT_EXERCISED, ""))

@@ -83,6 +83,9 @@ def test_keys_are_odd(rdma_mr):
 def test_skips_for_its_own_reason(rdma_qp):
     rdma_qp("RC", state="INIT")
     pytest.skip("the author's own reason")
+
+def test_skips_without_a_claim(rdma_pd):
+    pytest.skip("no claim, the author's reason")
 """
 
 
@@ -98,3 +101,6 @@ def test_a_failed_assertion_is_a_deviation_and_a_plain_skip_is_not_unsupported(
     skipped = records["test_skips_for_its_own_reason"]
     assert skipped["outcome"] == "not exercised" and "the author's own reason" in skipped["reason"]
     assert not skipped["leak"]
+    # Unsupported is the device's word only: a plain skip of a test without the marker is not exercised too.
+    unclaimed = records["test_skips_without_a_claim"]
+    assert unclaimed["outcome"] == "not exercised" and "no claim" in unclaimed["reason"]
