@@ -96,7 +96,9 @@ class Recorder:
         run = item.stash.get(RUN, None)
         waiver = item.stash.get(WAIVER_KEY, None)
         phase = classify(report, exc, run, waiver.as_dict() if waiver else None)
-        own = skipped_as(item) if report.skipped and run is None and not hasattr(report, "wasxfail") else None
+        # A test of the user's own (no catalogue case): the plugin's word on why it skipped.
+        own_test = run is None and case_of(item) is None
+        own = skipped_as(item) if report.skipped and own_test and not hasattr(report, "wasxfail") else None
         if own is not None:  # a test of the user's own that the plugin knows why it skipped (user_claims.py)
             phase["outcome"] = own[0]
             phase["reason"] = own[1] or phase["reason"]
