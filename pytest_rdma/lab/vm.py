@@ -263,10 +263,13 @@ def precompile(paths: list[Path]) -> None:
     import compileall
 
     for path in paths:
-        if path.is_dir():
-            compileall.compile_dir(str(path), quiet=2)
-        elif path.suffix == ".py" and path.is_file():
-            compileall.compile_file(str(path), quiet=2)
+        try:
+            if path.is_dir():
+                compileall.compile_dir(str(path), quiet=2)
+            elif path.suffix == ".py" and path.is_file():
+                compileall.compile_file(str(path), quiet=2)
+        except OSError:
+            continue  # a pytest argument that is no path (a long -k expression: ENAMETOOLONG) has nothing to compile
 
 
 def warm_rewrite_caches(python: str, suite: Path, cwd: str) -> float:

@@ -99,3 +99,8 @@ def test_the_lab_boots_the_distros_default_kernel_when_a_newer_one_is_installed_
     assert prereqs.find_kernel() == prereqs.Kernel("6.1.0-56-amd64", Path(images[0]))
     monkeypatch.setattr(prereqs, "distro_default_release", lambda: None)  # no metapackage: the newest
     assert prereqs.find_kernel() == prereqs.Kernel("6.12.117+deb12-amd64", Path(images[1]))
+
+
+def test_precompile_passes_over_an_argument_too_long_to_be_a_path(tmp_path: Path) -> None:
+    # A long -k expression reaches precompile as a would-be path; the lab once died on it (File name too long).
+    vm.precompile([Path("ibv_alloc_pd or " * 40), tmp_path])
