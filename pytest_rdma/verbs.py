@@ -6587,7 +6587,7 @@ ibv_post_send = Verb(
             "atomic-rkey-of-another-pd",
             "foreign-pd",
             "an atomic whose rkey names a region of another PD than the responding QP's fails with a "
-            "remote access error, and neither end's memory changes",
+            "remote access error, and the requester's buffer receives nothing",
             "DESCRIPTION",
             also=(_IBTA_PD, _IBTA_ERRORS),
             transports=IB_TRANSPORTS,
