@@ -1048,6 +1048,13 @@ ibv_ack_async_event = Verb(
 
 # --- 2. PD and memory ---------------------------------------------------------------------------------------
 # Protection domains, thread domains and parent domains, memory regions, memory windows, device memory.
+# A creating verb's refusals followed by the normal use of the device (kind "failure-path"): the
+# kernel's bug reports for rxe and siw cluster on these paths (issue 25, item 4); the guards judge them.
+_FAILURE_PATHS = Source(
+    "kernel",
+    "drivers/infiniband/core/uverbs_cmd.c and rdma_core.c: a failed create unwinds what it made (uobject aborted)",
+)
+
 ibv_alloc_pd = Verb(
     name="ibv_alloc_pd",
     man="ibv_alloc_pd(3)",
@@ -1098,6 +1105,23 @@ ibv_dealloc_pd = Verb(
             errnos=("EBUSY",),
             steps=(Step("ibv_reg_mr", {"pd": Need("pd")}),),
             params={"then": (Step("ibv_reg_mr", {"pd": Need("pd")}),)},
+        ),
+        Claim(
+            "busy-then-still-usable",
+            "refused",
+            "after a free refused with EBUSY (an MR still uses the PD), a region is registered on the PD, and "
+            "once both regions are deregistered the PD frees with 0",
+            "NOTES",
+            errnos=("EBUSY",),
+            steps=(Step("ibv_reg_mr", {"pd": Need("pd")}, name="region"),),
+            params={
+                "then": (
+                    Step("ibv_reg_mr", {"pd": Need("pd")}, name="again"),
+                    Step("ibv_dereg_mr", {"mr": Ref("region")}),
+                    Step("ibv_dereg_mr", {"mr": Ref("again")}),
+                    Step("ibv_dealloc_pd", {"pd": Need("pd")}),
+                )
+            },
         ),
         Claim(
             "busy-with-qp",
@@ -1336,6 +1360,14 @@ ibv_reg_mr = Verb(
         Param("access", "int", default="IBV_ACCESS_LOCAL_WRITE", flags="ibv_access_flags"),
     ),
     claims=(
+        Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+        ),
         Claim(
             "registers",
             "succeeds",
@@ -1965,6 +1997,14 @@ ibv_alloc_mw = Verb(
     ),
     claims=(
         Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+        ),
+        Claim(
             "allocates-type-1",
             "gated",
             "where the device advertises memory windows a type 1 window is allocated "
@@ -2484,6 +2524,22 @@ ibv_create_cq = Verb(
     ),
     claims=(
         Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS, Source("man", "ibv_query_device(3)", "DESCRIPTION")),
+            over={
+                ("what", "cqe", "comp_vector"): (
+                    ("cqe-above-max_cqe", Dev("attr.max_cqe", plus=1), 0),
+                    ("comp_vector-past-last", 16, Dev("context.num_comp_vectors")),
+                )
+            },
+            variant="after-{what}",
+            call={"cqe": Var("cqe"), "comp_vector": Var("comp_vector")},
+        ),
+        Claim(
             "cqe-at-least-requested",
             "succeeds",
             "the CQ's cqe is at least the number of entries asked for",
@@ -2522,6 +2578,21 @@ ibv_create_cq = Verb(
             "DESCRIPTION",
             params={"length": "context.num_comp_vectors", "base": 0, "index": "comp_vector"},
             layer="kernel",
+        ),
+        Claim(
+            "shared-by-qps-and-channel",
+            "shared-cq",
+            "one CQ with a completion channel may serve the send and receive queues of several QPs: it takes "
+            "each QP's completions, each naming its QP by qp_num, and its armed channel gets the event",
+            "DESCRIPTION",
+            also=(
+                Source("man", "ibv_create_qp(3)", "DESCRIPTION"),
+                Source("man", "ibv_poll_cq(3)", "DESCRIPTION"),
+                Source("man", "ibv_req_notify_cq(3)", "DESCRIPTION"),
+            ),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_UD, "IBV_WR_SEND"))},
+            variant="{qp_type}-two-qps",
+            params={"seed": 61},
         ),
     ),
     contract=Contract(
@@ -2796,6 +2867,25 @@ ibv_destroy_cq = Verb(
             also=(Source("kernel", "drivers/infiniband/core/uverbs_std_types_cq.c: a CQ in use is busy"),),
         ),
         Claim(
+            "busy-then-still-usable",
+            "refused",
+            "after a destroy refused with EBUSY (a QP still uses the CQ), the CQ is fully usable: it polls "
+            "empty, is armed, and once its QP is destroyed it destroys with 0",
+            "NOTES",
+            errnos=("EBUSY",),
+            layer="kernel",
+            steps=(Step("ibv_create_qp", name="user"),),
+            params={
+                "then": (
+                    Step("ibv_poll_cq", {"cq": Need("cq")}),
+                    Step("ibv_req_notify_cq", {"cq": Need("cq"), "solicited_only": 0}),
+                    Step("ibv_destroy_qp", {"qp": Ref("user")}),
+                    Step("ibv_destroy_cq", {"cq": Need("cq")}),
+                )
+            },
+            also=(Source("kernel", "drivers/infiniband/core/uverbs_std_types_cq.c: a CQ in use is busy"),),
+        ),
+        Claim(
             "extended-cq",
             "succeeds",
             "a CQ made by ibv_create_cq_ex is destroyed with ibv_destroy_cq, which returns 0",
@@ -2886,6 +2976,23 @@ ibv_destroy_comp_channel = Verb(
             layer="libibverbs",
             steps=(Step("ibv_create_cq", {"channel": Need("comp_channel")}),),
             params={"then": (Step("ibv_create_cq", {"channel": Need("comp_channel")}),)},
+        ),
+        Claim(
+            "busy-then-still-usable",
+            "refused",
+            "after a destroy refused with EBUSY (a CQ still uses the channel), its CQ is armed on it, and once "
+            "that CQ is destroyed the channel destroys with 0",
+            "NOTES",
+            errnos=("EBUSY",),
+            layer="libibverbs",
+            steps=(Step("ibv_create_cq", {"channel": Need("comp_channel")}, name="user"),),
+            params={
+                "then": (
+                    Step("ibv_req_notify_cq", {"cq": Ref("user"), "solicited_only": 0}),
+                    Step("ibv_destroy_cq", {"cq": Ref("user")}),
+                    Step("ibv_destroy_comp_channel", {"channel": Need("comp_channel")}),
+                )
+            },
         ),
         Claim(
             "free-after-its-cqs",
@@ -3010,6 +3117,14 @@ ibv_create_srq = Verb(
         Param("srq_init_attr", "struct ibv_srq_init_attr *", "inout", default={"attr": {"max_wr": 16, "max_sge": 1}}),
     ),
     claims=(
+        Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+        ),
         Claim(
             "sizes-at-least-requested",
             "succeeds",
@@ -3613,6 +3728,31 @@ ibv_destroy_srq = Verb(
             params={"then": (Step("ibv_create_qp", {"qp_init_attr.srq": Need("srq")}),)},
             also=(Source("kernel", "drivers/infiniband/core/verbs.c ib_destroy_srq_user(): EBUSY while usecnt"),),
         ),
+        Claim(
+            "busy-then-still-usable",
+            "refused",
+            "after a destroy refused with EBUSY (a QP still uses the SRQ), the SRQ is fully usable: a receive "
+            "is posted to it, and once its QP is destroyed it destroys with 0",
+            "NOTES",
+            needs=(Cap("attr.max_srq"),),
+            variant="RC-qp-on-srq",
+            errnos=("EBUSY",),
+            steps=(
+                Step("ibv_create_qp", {"qp_init_attr.srq": Need("srq")}, name="user"),
+                Step("ibv_reg_mr", {"pd": Need("pd")}, name="region"),
+            ),
+            params={
+                "then": (
+                    Step(
+                        "ibv_post_srq_recv",
+                        {"srq": Need("srq"), "wr": ({"wr_id": 1, "sg_list": (_MR_SGE,), "num_sge": 1},)},
+                    ),
+                    Step("ibv_destroy_qp", {"qp": Ref("user")}),
+                    Step("ibv_destroy_srq", {"srq": Need("srq")}),
+                )
+            },
+            also=(Source("kernel", "drivers/infiniband/core/verbs.c ib_destroy_srq_user(): EBUSY while usecnt"),),
+        ),
     ),
     errors=(
         Error(
@@ -3627,6 +3767,13 @@ ibv_destroy_srq = Verb(
         "using an SRQ after destroying it",
         "destroying an SRQ while another thread posts to it",
     ),
+)
+
+# An object of another protection domain than the QP's (kind "foreign-pd", kinds/relations.py).
+_IBTA_PD = Source(
+    "ibta",
+    "IBTA Vol. 1 r1.7 ch. 10, protection domains: a QP may use memory regions, windows and address "
+    "handles of its own PD only; the L_Key and R_Key checks include the PD",
 )
 
 ibv_post_srq_recv = Verb(
@@ -3676,6 +3823,18 @@ ibv_post_srq_recv = Verb(
             over={"qp_type": (_RC,)},
             variant="{qp_type}-max_wr+1",
             params={"srq": True, "queue": "srq_recv", "problem": "over-max-wr", "must_fail": True},
+        ),
+        Claim(
+            "lkey-of-another-pd",
+            "foreign-pd",
+            "a receive posted on the SRQ whose lkey names a region of another PD than the SRQ's completes "
+            "with a local protection error, and no byte lands in that region",
+            "DESCRIPTION",
+            needs=(_SRQS,),
+            also=(_IBTA_PD,),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)},
+            variant="{qp_type}-{opcode}",
+            params={"foreign": "recv-lkey", "side": "recv", "srq": True, "statuses": ("IBV_WC_LOC_PROT_ERR",)},
         ),
     ),
     contract=Contract(requires=(Resource("srq", role="srq"),)),
@@ -3985,6 +4144,14 @@ ibv_create_qp = Verb(
     ),
     claims=(
         Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+        ),
+        Claim(
             "cap-writeback",
             "succeeds",
             "cap is rewritten with the actual capacities, each at least the request; ibv_query_qp agrees",
@@ -4128,6 +4295,11 @@ ibv_create_qp = Verb(
         "send_cq or recv_cq NULL (libibverbs dereferences them)",
         "qp_init_attr NULL",
         "IBV_QPT_DRIVER without its vendor's setup (vendor-specific meaning)",
+        "a CQ or SRQ of another device context than the PD's (neither the page nor verbs.h says; the command "
+        "goes to the PD's context, whose kernel file looks each handle number up among its own objects, so "
+        "another context's CQ names whatever this one holds under that number, or nothing)",
+        "an SRQ of another PD than the QP's (the page says neither that it is refused nor whose PD then "
+        "checks a receive's lkey; ibv_post_srq_recv's lkey-of-another-pd claim uses a region of neither)",
     ),
 )
 
@@ -6382,6 +6554,61 @@ ibv_post_send = Verb(
             params={"fault": "bad-lkey", "statuses": ("IBV_WC_LOC_PROT_ERR",)},
         ),
         Claim(
+            "lkey-of-another-pd",
+            "foreign-pd",
+            "a gather (or a READ's scatter) entry whose lkey names a region of another PD than the QP's "
+            "completes with a local protection error, and no byte moves",
+            "DESCRIPTION",
+            also=(_IBTA_PD, _IBTA_ERRORS),
+            over={
+                ("qp_type", "opcode"): (
+                    (_RC, "IBV_WR_SEND"),
+                    (_RC, "IBV_WR_RDMA_WRITE"),
+                    (_RC, "IBV_WR_RDMA_READ"),
+                    (_UD, "IBV_WR_SEND"),
+                )
+            },
+            variant="{qp_type}-{opcode}",
+            params={"foreign": "lkey", "statuses": ("IBV_WC_LOC_PROT_ERR",), "seed": 41},
+        ),
+        Claim(
+            "rkey-of-another-pd",
+            "foreign-pd",
+            "an RDMA WRITE or READ whose rkey names a region of another PD than the responding QP's fails "
+            "with a remote access error, and no byte moves",
+            "DESCRIPTION",
+            also=(_IBTA_PD, _IBTA_ERRORS),
+            transports=IB_TRANSPORTS,
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
+            variant="{qp_type}-{opcode}",
+            params={"foreign": "rkey", "statuses": ("IBV_WC_REM_ACCESS_ERR",), "seed": 43},
+        ),
+        Claim(
+            "atomic-rkey-of-another-pd",
+            "foreign-pd",
+            "an atomic whose rkey names a region of another PD than the responding QP's fails with a "
+            "remote access error, and the requester's buffer receives nothing",
+            "DESCRIPTION",
+            also=(_IBTA_PD, _IBTA_ERRORS),
+            transports=IB_TRANSPORTS,
+            needs=(Cap("attr.atomic_cap"),),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_ATOMIC_FETCH_AND_ADD"),)},
+            variant="{qp_type}-{opcode}",
+            params={"foreign": "rkey", "size": 8, "statuses": ("IBV_WC_REM_ACCESS_ERR",), "seed": 47},
+        ),
+        Claim(
+            "ah-of-another-pd",
+            "foreign-pd",
+            "a UD send through an address handle of another PD than the QP's completes in error (a local "
+            "QP operation or protection error: the pages tie no status to this cause), and nothing arrives",
+            "DESCRIPTION",
+            also=(_IBTA_PD, Source("man", "ibv_create_ah(3)", "DESCRIPTION")),
+            transports=IB_TRANSPORTS,
+            over={("qp_type", "opcode"): ((_UD, "IBV_WR_SEND"),)},
+            variant="{qp_type}-{opcode}",
+            params={"foreign": "ah", "statuses": ("IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_PROT_ERR"), "seed": 53},
+        ),
+        Claim(
             "bind-mw-completes",
             "window",
             "an IBV_WR_BIND_MW work request binds a type 2 window to the range of its bind_info: it "
@@ -6493,6 +6720,17 @@ ibv_post_recv = Verb(
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)},
             variant="{qp_type}",
             params={"fault": "recv-too-small", "side": "recv", "statuses": ("IBV_WC_LOC_LEN_ERR",)},
+        ),
+        Claim(
+            "lkey-of-another-pd",
+            "foreign-pd",
+            "a receive whose lkey names a region of another PD than the QP's completes with a local "
+            "protection error, and no byte lands in that region",
+            "DESCRIPTION",
+            also=(_IBTA_PD, _IBTA_ERRORS),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_UD, "IBV_WR_SEND"))},
+            variant="{qp_type}-{opcode}",
+            params={"foreign": "recv-lkey", "side": "recv", "statuses": ("IBV_WC_LOC_PROT_ERR",), "seed": 59},
         ),
     ),
 )
@@ -7000,6 +7238,14 @@ ibv_create_ah = Verb(
         ),
     ),
     claims=(
+        Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+        ),
         Claim(
             "creates-ah",
             "succeeds",

@@ -61,6 +61,7 @@ class PairOptions(TypedDict, total=False):
     send_ops_flags: str
     cq_wc_flags: str
     send_cqe: int
+    shared_cq: Handle  # every queue of the pair completes on this one CQ
 
 
 # A work request (or an SGE) as a post passes it: struct fields by dotted path.
@@ -110,6 +111,7 @@ class Traffic:
         srq: Handle | None = None,
         send_cqe: int | None = None,
         peer: bool = False,
+        shared_cq: Handle | None = None,
     ) -> Pair:
         """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
 
@@ -117,7 +119,8 @@ class Traffic:
         ibv_wr_* API); with `cq_wc_flags` both CQs are extended CQs (ibv_create_cq_ex) reporting those fields.
         With `srq`, the receiver takes its receives from that shared receive queue; `send_cqe` asks
         for the sender's CQ to hold that many completions (a CQ to overrun). With `peer`, the receiver,
-        its CQ and its channel are the peer device's (and `srq`, if given, must be too).
+        its CQ and its channel are the peer device's (and `srq`, if given, must be too). With `shared_cq`,
+        both QPs' send and receive queues complete on that one CQ (made by the caller) instead of their own.
         """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
@@ -135,6 +138,9 @@ class Traffic:
             with check.on(sides["recv"]):
                 channel = check.resource(Need("comp_channel"))
         for role in ("send", "recv"):
+            if shared_cq is not None:
+                cqs[role] = shared_cq
+                continue
             spec: dict[str, Value] = {"channel": channel} if role == "recv" and channel is not None else {}
             if role == "send" and send_cqe is not None:
                 spec["cqe"] = send_cqe
