@@ -29,7 +29,7 @@ from pytest_rdma.kinds.events import CQ_ERR, take_async_event
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import WorkRequest
 from pytest_rdma.observations import BadWr, FieldValue, Problem, Returned
-from pytest_rdma.outcomes import NotExercised
+from pytest_rdma.outcomes import CheckTimeout, NotExercised
 
 FIRST_ID = 0xCA00  # the wr_id of the queue's first WR; the n-th carries FIRST_ID + n
 MAX_FILL = 1 << 12  # a queue reporting more entries than this is more than the check posts
@@ -73,7 +73,16 @@ def capacity(check: Check) -> None:
         # A provider that executes WRs while the list is still being written (siw's kernel thread
         # takes an SQE as soon as it is valid) frees room during the post: the one more then fits.
         # All of them completing says so; fewer is a WR the queue took and dropped.
-        _drain(scenario, wanted.queue, holds + 1, FIRST_ID, man)
+        try:
+            _drain(scenario, wanted.queue, holds + 1, FIRST_ID, man)
+        except CheckTimeout as lost:
+            raise check.deviation(
+                f"{what} is refused at the last, or every WR it takes completes",
+                f"the post returned 0, then {lost}",
+                Returned(),
+                posted,
+                ref=ref,
+            ) from None
         raise NotExercised(
             f"{what} was taken whole and all {holds + 1} completed: the provider executed WRs while the list "
             "was posted, so the queue was never full"
