@@ -28,6 +28,7 @@ from typing import Any
 
 from pytest_rdma.calls.render import step_line
 from pytest_rdma.cases import Case
+from pytest_rdma.catalogue.derived import derived_claims
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.kinds.check import Check
@@ -45,7 +46,7 @@ def cases_of(verbs: Iterable[Verb]) -> list[Case]:
     for verb in verbs:
         if verb.family not in RUNNABLE_FAMILIES:
             raise ValueError(f"{verb.name}: the {verb.family!r} family has no runner; its checks are all blocked")
-        for claim in verb.claims:
+        for claim in (*verb.claims, *derived_claims(verb)):
             if claim.kind != UNTESTABLE:
                 cases.extend(KINDS[claim.kind].expand(verb, claim))
     return cases

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_rdma.cases import Case
+from pytest_rdma.catalogue.derived import derived_claims
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.kinds.load import KINDS
@@ -71,7 +72,7 @@ def expand(verb: Verb) -> list[Case]:
 def _expand(verb: Verb) -> list[Case]:
     blocker = family_blocker(verb.family)
     cases: list[Case] = []
-    for claim in verb.claims:
+    for claim in (*verb.claims, *derived_claims(verb)):  # derived: the catalogue's data implies them
         if claim.kind == UNTESTABLE:
             continue
         for case in KINDS[claim.kind].expand(verb, claim):

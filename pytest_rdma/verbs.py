@@ -1023,6 +1023,17 @@ ibv_get_async_event = Verb(
             variant="{qp_type}-rdma-writes-one-past-the-cq",
             params={"opcode": "IBV_WR_RDMA_WRITE"},
         ),
+        Claim(
+            "cq-at-capacity-no-overrun",
+            "capacity",
+            "a CQ that exactly as many completions reach as its cqe reports, none polled, is not overrun: no "
+            "IBV_EVENT_CQ_ERR, every completion is polled in order with its wr_id, and the CQ completes WRs again",
+            "DESCRIPTION",
+            also=(Source("man", "ibv_create_cq(3)", "NOTES"),),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"),)},
+            variant="{qp_type}-rdma-writes-to-cqe",
+            params={"queue": "cq", "size": 4},
+        ),
     ),
     undefined=(
         "calling with a closed context",
@@ -3796,7 +3807,7 @@ ibv_post_srq_recv = Verb(
         Error(
             "ENOMEM",
             "the SRQ is full (not on the page: the provider's answer)",
-            covered_by=("over-max-wr-refused",),
+            covered_by=("over-max-wr-refused", "capacity-one-past-refused"),
         ),
     ),
     claims=(
@@ -3835,6 +3846,19 @@ ibv_post_srq_recv = Verb(
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)},
             variant="{qp_type}-{opcode}",
             params={"foreign": "recv-lkey", "side": "recv", "srq": True, "statuses": ("IBV_WC_LOC_PROT_ERR",)},
+        ),
+        Claim(
+            "capacity-one-past-refused",
+            "capacity",
+            "an SRQ filled to the max_wr it reports, in one list, refuses the one receive more: an errno value with "
+            "*bad_wr at it; every receive before it completes (drained by SENDs to an attached QP) with its wr_id, "
+            "the refused one never does, and the drained SRQ takes receives again",
+            "RETURN VALUE",
+            needs=(_SRQS,),
+            also=(Source("man", "ibv_create_srq(3)", "DESCRIPTION"), Source("man", "ibv_query_srq(3)", "DESCRIPTION")),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"),)},
+            variant="{qp_type}-max_wr+1",
+            params={"queue": "srq_recv"},
         ),
     ),
     contract=Contract(requires=(Resource("srq", role="srq"),)),
@@ -6305,7 +6329,7 @@ ibv_post_send = Verb(
         Error(
             "errno",
             "a WR the QP cannot take (the page names no specific errno)",
-            covered_by=("bad-wr-first-failing", "inline-over-limit", "reset-refused"),
+            covered_by=("bad-wr-first-failing", "inline-over-limit", "reset-refused", "capacity-one-past-refused"),
         ),
     ),
     claims=(
@@ -6465,6 +6489,20 @@ ibv_post_send = Verb(
             over={"qp_type": (_RC, _UD)},
             variant="{qp_type}",
             params={"queue": "send", "problem": "state-reset", "bad": 0, "count": 2, "must_fail": True},
+        ),
+        Claim(
+            "capacity-one-past-refused",
+            "capacity",
+            "a send queue filled to the max_send_wr it reports, in one list with nothing polled, refuses the one "
+            "WR more: an errno value with *bad_wr at it; every WR before it completes with its wr_id, the refused "
+            "one never does, and the drained queue takes WRs again",
+            "RETURN VALUE",
+            also=(Source("man", "ibv_create_qp(3)", "DESCRIPTION"), Source("man", "ibv_query_qp(3)", "DESCRIPTION")),
+            over={
+                ("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_UC, "IBV_WR_RDMA_WRITE"), (_UD, "IBV_WR_SEND"))
+            },
+            variant="{qp_type}-max_send_wr+1",
+            params={"queue": "send"},
         ),
         Claim(
             "remote-access-enforced",
@@ -6687,7 +6725,9 @@ ibv_post_recv = Verb(
     ),
     errors=(
         Error(
-            "errno", "a WR the QP cannot take (the page names no specific errno)", covered_by=("bad-wr-first-failing",)
+            "errno",
+            "a WR the QP cannot take (the page names no specific errno)",
+            covered_by=("bad-wr-first-failing", "capacity-one-past-refused"),
         ),
     ),
     claims=(
@@ -6731,6 +6771,18 @@ ibv_post_recv = Verb(
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_UD, "IBV_WR_SEND"))},
             variant="{qp_type}-{opcode}",
             params={"foreign": "recv-lkey", "side": "recv", "statuses": ("IBV_WC_LOC_PROT_ERR",), "seed": 59},
+        ),
+        Claim(
+            "capacity-one-past-refused",
+            "capacity",
+            "a receive queue filled to the max_recv_wr it reports, in one list, refuses the one WR more: an errno "
+            "value with *bad_wr at it; every receive before it completes (drained by SENDs) with its wr_id, the "
+            "refused one never does, and the drained queue takes receives again",
+            "RETURN VALUE",
+            also=(Source("man", "ibv_create_qp(3)", "DESCRIPTION"), Source("man", "ibv_query_qp(3)", "DESCRIPTION")),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_UC, "IBV_WR_SEND"), (_UD, "IBV_WR_SEND"))},
+            variant="{qp_type}-max_recv_wr+1",
+            params={"queue": "recv"},
         ),
     ),
 )

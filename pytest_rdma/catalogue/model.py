@@ -156,7 +156,7 @@ Value = object  # int | str (a literal, or IBV_* names joined by "|") | None | N
 
 
 # --- what a check expects ------------------------------------------------------------------
-OPS = ("==", "!=", ">=", "<=", ">", "<", "0=>0", "in", "has-once", "distinct", "nonzero", "zero")
+OPS = ("==", "!=", ">=", "<=", ">", "<", "0=>0", "in", "has-once", "distinct", "nonzero", "zero", "inside")
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,8 @@ COMPARE = cast(
         "distinct": lambda left, _right: len(set(left)) == len(left),
         "nonzero": lambda left, _right: bool(left),
         "zero": lambda left, _right: not left,
+        # An enum's members (a tuple), or a flag set's documented bits (a mask): catalogue/derived.py.
+        "inside": lambda left, right: left in right if isinstance(right, tuple) else not left & ~right,
     },
 )
 OP_TEXT = {
@@ -65,6 +67,7 @@ OP_TEXT = {
     "distinct": "has no repeated element",
     "nonzero": "is nonzero",
     "zero": "is 0",
+    "inside": "lies inside",
 }
 
 

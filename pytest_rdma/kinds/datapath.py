@@ -129,10 +129,12 @@ class Scenario:
         remote_access: str | None = None,
         recv_channel: bool = False,
         pair_options: PairOptions | None = None,
+        queue_size: int = 8,
     ) -> None:
-        """The pair, its buffers and their payloads; `pair_options` go to Traffic.pair (send_ops_flags, ...)."""
+        """The pair, its buffers and their payloads; `pair_options` go to Traffic.pair (send_ops_flags, ...);
+        `queue_size`: the max_send_wr and max_recv_wr both QPs ask for."""
         t = self.traffic
-        cap = {"max_send_wr": 8, "max_recv_wr": 8, "max_send_sge": max(sges, 1), "max_recv_sge": 1}
+        cap = {"max_send_wr": queue_size, "max_recv_wr": queue_size, "max_send_sge": max(sges, 1), "max_recv_sge": 1}
         if inline:
             cap["max_inline_data"] = size
         self.pair: Pair = t.pair(

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-from pytest_rdma.kinds import calls, counterpart, datapath, events, queries, relations, srq, state_table, windows, wr
+from pytest_rdma.kinds import (
+    calls,
+    capacity,
+    counterpart,
+    datapath,
+    events,
+    queries,
+    relations,
+    srq,
+    state_table,
+    windows,
+    wr,
+)
 from pytest_rdma.kinds.registry import KINDS, UNTESTABLE, Kind
 
-MODULES = (calls, counterpart, datapath, events, queries, relations, srq, state_table, windows, wr)
+MODULES = (calls, capacity, counterpart, datapath, events, queries, relations, srq, state_table, windows, wr)
 
 
 def known_kinds() -> frozenset[str]:

@@ -28,7 +28,11 @@ def test_each_refusal_of_a_creating_verb_has_its_failure_path() -> None:
     for verb in CREATING:
         cases = _cases(verb)
         # A refusal of the verb's defaults themselves (no call, no steps) has no request made right.
-        refused = [c for c in cases if c.kind == "refused" and (c.spec["call"] or c.spec.get("steps"))]
+        # The page's own refusals: the derived ones (catalogue/derived.py: a value outside an enum) have none.
+        own = {claim.id for v in CATALOGUE if v.name == verb for claim in v.claims}
+        refused = [
+            c for c in cases if c.kind == "refused" and c.claim in own and (c.spec["call"] or c.spec.get("steps"))
+        ]
         paths = {c.variant: c for c in cases if c.kind == "failure-path"}
         for case in refused:
             variant = f"after-{case.claim}" + (f"-{case.variant}" if case.variant else "")
