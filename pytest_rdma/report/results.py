@@ -2,7 +2,8 @@
 
 Runs only where results are written (the controller under xdist, else the only process).
 Each phase report carries a phase record (recorder.py); when a check's teardown report
-arrives its record is complete and is handed to the sinks (JSON lines, summary, ...). A
+arrives its record is complete and is handed to every reporter through the `pytest_rdma_record`
+hook (hooks.py): the built-in ones (JSON, JUnit, Allure, the terminal's summary) and any other. A
 crashed xdist worker sends no record for the phase it died in: the check's setup record, when
 it arrived, says what the check was; otherwise its node id is looked up among the node ids
 the catalogue's cases have on the devices of this run.
@@ -10,7 +11,7 @@ the catalogue's cases have on the devices of this run.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,17 +28,17 @@ from pytest_rdma.report.record import (
     merge,
 )
 
-# A reporter's callback for each record as it is complete.
-Sink = Callable[[Record], None]
+if TYPE_CHECKING:
+    import pluggy
 
 
 class Results:
-    def __init__(self, devices: tuple[str, ...]) -> None:
+    def __init__(self, devices: tuple[str, ...], hook: pluggy.HookRelay | None = None) -> None:
         self.devices = devices
         self.records: list[Record] = []
         self.identities: dict[str, Identity] = {}
-        self.sinks: list[Sink] = []
-        self.output_failures = OutputFailures()  # the writers of the sinks say here when their output fails
+        self.hook = hook  # the session's hooks (config.hook): pytest_rdma_record reaches the reporters
+        self.output_failures = OutputFailures()  # the reporters say here when their output fails
         self.unfinished: list[str] = []  # checks cut short before pytest reported an outcome for them
         self._pending: dict[str, tuple[CheckInfo, list[Phase], str]] = {}
         self._announced: dict[str, CheckInfo] = {}  # node id -> the check a worker runs next (recorder.py)
@@ -91,8 +92,8 @@ class Results:
                 f"{self.output_failures.reproducers}: {record['reproducer_error']}; deviations from here on may "
                 "have no reproducer files",
             )
-        for sink in self.sinks:
-            sink(record)
+        if self.hook is not None:
+            self.hook.pytest_rdma_record(record=record)
 
     def finish_pending(self) -> None:
         """Checks cut short (Ctrl-C) count as pytest counts them.
