@@ -13,18 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypedDict, Union, cast
 
-from pytest_rdma.catalogue.model import Cap, Claim, Dev, Expect, Source, Step, Value, Var, Verb
-
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-# A case's axis values: axis name -> the value this case gives it.
-Axes = Mapping[str, Value]
+from pytest_rdma.catalogue.model import Axes, Cap, Claim, Dev, Expect, Source, Step, Value, Verb, substitute
 
 # A relation a query claim states between two fields: (left, op, right), each side a field's name or a
 # number, as the "relation" kind reads it.
@@ -193,37 +187,6 @@ def frozen(data: object) -> object:
     if isinstance(data, (list, tuple)):
         return tuple(frozen(item) for item in data)
     return data
-
-
-def substitute(data: object, values: Axes) -> object:
-    """`data` with each Var of an axis replaced by its value and "{axis}" filled in strings.
-
-    Dataclass values (Dev, Need, Expect, Step, ...) are rebuilt with their fields substituted,
-    so "attr.{limit}" in a Dev path or a key "cap.{field}" follows the case.
-    """
-    # This runs for every value of every call of every check: plain values leave at once, and the
-    # usual mappings are known by their exact type before isinstance asks the Mapping ABC.
-    kind = type(data)
-    if kind in _PLAIN:
-        return data
-    if isinstance(data, Var):
-        return values[data.name] if data.name in values else data
-    if isinstance(data, str):
-        return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data) if "{" in data else data
-    if kind is dict or kind is MappingProxyType or isinstance(data, Mapping):
-        mapping = cast("Mapping[object, object]", data)  # mypy does not narrow by the exact-type tests
-        return {substitute(key, values): substitute(value, values) for key, value in mapping.items()}
-    if isinstance(data, tuple):
-        return tuple(substitute(item, values) for item in data)
-    if isinstance(data, list):
-        return [substitute(item, values) for item in data]
-    if dataclasses.is_dataclass(data) and not isinstance(data, type):
-        changes = {f.name: substitute(getattr(data, f.name), values) for f in dataclasses.fields(data)}
-        return dataclasses.replace(data, **changes)
-    return data
-
-
-_PLAIN = frozenset({int, float, bool, bytes, type(None)})  # values substitute returns as they are
 
 
 def combinations(over: Mapping[object, tuple[object, ...]]) -> Iterator[dict[str, Value]]:

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rdma import generate, guard, outputs, report, settings
+from pytest_rdma import generate, guard, hooks, outputs, report, settings
 from pytest_rdma.catalogue import validated as validated_sources
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.catalogue.validate import CatalogueError, validate
+from pytest_rdma.kinds import load as builtin_kinds
 from pytest_rdma.kinds.load import kind_schemas, known_kinds
+from pytest_rdma.kinds.registry import KINDS, install
 from pytest_rdma.report import usage_error
 from pytest_rdma.selection import device_list, no_device_error, validate_devices
 from pytest_rdma.user_claims import MARKER_HELP
@@ -32,6 +34,10 @@ def suite_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise pytest.UsageError(f"the packaged suite {SUITE_PACKAGE} is missing: reinstall pytest-rdma")
     return Path(list(spec.submodule_search_locations)[0])
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hooks)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -120,6 +126,7 @@ def configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
     options = settings.read(config)
     config.stash[settings.SETTINGS] = options
+    add_kinds(config)
     catalogue = catalogue_of(options, validated=not hasattr(config, "workerinput"))
     before = generate.activate(catalogue)
     # A session in the same process later (pytester's in-process runs) starts from what was active.
@@ -145,6 +152,24 @@ def configure(config: pytest.Config) -> None:
     config.pluginmanager.register(user_fixtures, "rdma-user-fixtures")
     report.register(config)
     guard.register(config)
+
+
+def add_kinds(config: pytest.Config) -> None:
+    """Every plugin's kinds (pytest_rdma_kinds, the built-in ones among them), before the catalogue is validated."""
+    if not config.pluginmanager.has_plugin("rdma-kinds"):
+        config.pluginmanager.register(builtin_kinds, "rdma-kinds")
+    try:
+        returned = config.hook.pytest_rdma_kinds()  # one sequence per plugin (a lone Kind is taken too)
+        added = install(kind for kinds in returned for kind in (kinds if isinstance(kinds, (list, tuple)) else [kinds]))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+    # In-process sessions (pytester) share the registry: a plugin's kinds last as long as its session.
+    def remove() -> None:
+        for name in added:
+            KINDS.pop(name, None)
+
+    config.add_cleanup(remove)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, cast
 import pytest
 
 from pytest_rdma.calls.values import flag_expr, is_flag_expr
-from pytest_rdma.cases import substitute
-from pytest_rdma.catalogue.model import Dev, Ref
+from pytest_rdma.catalogue.model import Dev, Ref, substitute
 from pytest_rdma.outcomes import NOT_EXERCISED, UNSUPPORTED
 from pytest_rdma.user_claims import MARK, VERDICT_KEY, claim_of
 

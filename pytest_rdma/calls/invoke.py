@@ -21,8 +21,7 @@ from pytest_rdma.calls.marshal import Marshalled, marshal, parse_ctype, read_obj
 from pytest_rdma.calls.payload import payload
 from pytest_rdma.calls.record import Call, CValue, Handle, Readback, Resolved, Result
 from pytest_rdma.calls.values import Scope, number, resolve
-from pytest_rdma.cases import substitute
-from pytest_rdma.catalogue.model import RETURNS_POINTER, Value, Verb
+from pytest_rdma.catalogue.model import RETURNS_POINTER, Value, Verb, substitute
 from pytest_rdma.ibv import binding, mirrors, rdmacm
 
 _OWNERS: dict[tuple[int, str], str] = {}

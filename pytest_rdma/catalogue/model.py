@@ -14,9 +14,12 @@ the device at run time, so a claim is data even when its argument depends on the
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypedDict, Union
+from types import MappingProxyType
+from typing import TypedDict, Union, cast
 
 # --- how a verb reports failure (each page's RETURN VALUE) -------------------------------
 RETURNS_ERRNO = "errno"  # 0 on success, a positive errno value on failure
@@ -153,6 +156,42 @@ class Array:
 
 
 Value = object  # int | str (a literal, or IBV_* names joined by "|") | None | Need | Dev | Var | Arg | Ref | ...
+
+# A case's axis values: axis name -> the value this case gives it.
+Axes = Mapping[str, Value]
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def substitute(data: object, values: Axes) -> object:
+    """`data` with each Var of an axis replaced by its value and "{axis}" filled in strings.
+
+    Dataclass values (Dev, Need, Expect, Step, ...) are rebuilt with their fields substituted,
+    so "attr.{limit}" in a Dev path or a key "cap.{field}" follows the case.
+    """
+    # This runs for every value of every call of every check: plain values leave at once, and the
+    # usual mappings are known by their exact type before isinstance asks the Mapping ABC.
+    kind = type(data)
+    if kind in _PLAIN:
+        return data
+    if isinstance(data, Var):
+        return values[data.name] if data.name in values else data
+    if isinstance(data, str):
+        return _PLACEHOLDER.sub(lambda m: str(values[m[1]]) if m[1] in values else m[0], data) if "{" in data else data
+    if kind is dict or kind is MappingProxyType or isinstance(data, Mapping):
+        mapping = cast("Mapping[object, object]", data)  # mypy does not narrow by the exact-type tests
+        return {substitute(key, values): substitute(value, values) for key, value in mapping.items()}
+    if isinstance(data, tuple):
+        return tuple(substitute(item, values) for item in data)
+    if isinstance(data, list):
+        return [substitute(item, values) for item in data]
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        changes = {f.name: substitute(getattr(data, f.name), values) for f in dataclasses.fields(data)}
+        return dataclasses.replace(data, **changes)
+    return data
+
+
+_PLAIN = frozenset({int, float, bool, bytes, type(None)})  # values substitute returns as they are
 
 
 # --- what a check expects ------------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""Every claim kind, registered: import this module to have the whole vocabulary in KINDS."""
+"""Every built-in claim kind, registered: import this module to have the whole vocabulary in KINDS.
+
+As a plugin (plugin.py registers it) it offers the built-in kinds through `pytest_rdma_kinds`, the hook
+every other plugin adds its kinds with (hooks.py).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,11 @@ from pytest_rdma.kinds import (
 from pytest_rdma.kinds.registry import KINDS, UNTESTABLE, Kind
 
 MODULES = (calls, capacity, counterpart, datapath, events, queries, relations, srq, state_table, windows, wr)
+BUILTIN: tuple[Kind, ...] = tuple(KINDS.values())  # as the modules above registered them
+
+
+def pytest_rdma_kinds() -> tuple[Kind, ...]:
+    return BUILTIN
 
 
 def known_kinds() -> frozenset[str]:

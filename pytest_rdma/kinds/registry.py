@@ -1,4 +1,5 @@
-"""The registry of claim kinds and the decorator a kind module registers its run function with."""
+"""The registry of claim kinds: the decorator a built-in kind module registers its run function with, and
+the kinds other plugins add through the `pytest_rdma_kinds` hook (hooks.py), installed at configure."""
 
 from __future__ import annotations
 
@@ -33,7 +34,27 @@ def kind(
     def register(run: Callable[..., None]) -> Callable[..., None]:
         if name in KINDS:
             raise ValueError(f"claim kind {name!r} registered twice")
-        KINDS[name] = Kind(name, expand, run, (run.__doc__ or "").strip().splitlines()[0], params)
+        KINDS[name] = define(name, run, expand, params)
         return run
 
     return register
+
+
+def define(name: str, run: Callable[..., None], expand: Expand = axis_cases, params: type | None = None) -> Kind:
+    """A kind, for a plugin's `pytest_rdma_kinds` to return: its run's docstring's first line says what it checks."""
+    return Kind(name, expand, run, (run.__doc__ or "").strip().splitlines()[0] if run.__doc__ else name, params)
+
+
+def install(kinds: Iterable[Kind]) -> list[str]:
+    """Add the kinds not registered yet; the names added. A kind already there (the same one) is left as it is."""
+    added: list[str] = []
+    for new in kinds:
+        if not isinstance(new, Kind):
+            raise ValueError(f"pytest_rdma_kinds returned {new!r}, not a Kind (pytest_rdma.kinds.registry.define)")
+        known = KINDS.get(new.name)
+        if known is not None and known != new:
+            raise ValueError(f"claim kind {new.name!r} is added twice (pytest_rdma_kinds): once is the most")
+        if known is None:
+            KINDS[new.name] = new
+            added.append(new.name)
+    return added

@@ -19,9 +19,8 @@ from typing import Protocol
 
 from pytest_rdma.calls.record import Call, Handle, Sym
 from pytest_rdma.calls.values import Unresolved, flag_expr, number
-from pytest_rdma.cases import Axes, substitute
 from pytest_rdma.catalogue.index import Catalogue
-from pytest_rdma.catalogue.model import Value, Verb, Walk
+from pytest_rdma.catalogue.model import Axes, Value, Verb, Walk, substitute
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.outcomes import NotExercised
 

@@ -97,7 +97,9 @@ class AllureWriter:
         self._deferred: list[Record] = []  # records without a device, until the run's devices are known
         self._devices: dict[str, Identity] = {}
         self._manifests: dict[str, TextIO] = {}  # device -> its manifest, open for appending
-        results.sinks.append(self.append)
+
+    def pytest_rdma_record(self, record: Record) -> None:
+        self.append(record)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         try:

@@ -113,7 +113,6 @@ class JsonResults:
         self.started = _now()
         self.order: dict[str, int] = {}
         self._lines: IO[str] | None = None
-        results.sinks.append(self.append)
 
     def session_facts(self) -> SessionFacts:
         return session_facts(self.started, self.strict, self.expectations)
@@ -131,6 +130,9 @@ class JsonResults:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # Without xdist the controller collects; the final file then keeps collection order.
         self.order = {item.nodeid: index for index, item in enumerate(items)}
+
+    def pytest_rdma_record(self, record: Record) -> None:
+        self.append(record)
 
     def append(self, record: Record) -> None:
         self._write({"type": "result", **record})

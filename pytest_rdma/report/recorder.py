@@ -21,17 +21,9 @@ from pytest_rdma.outcomes import DEVIATES, UNSUPPORTED, WAIVED, Deviation
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm import confirm
 from pytest_rdma.report.junit import finding_properties
+from pytest_rdma.report.phase import case_of, classify, evidence, is_rdma_item, item_info
 from pytest_rdma.report.profile import Requirements, failure_text
-from pytest_rdma.report.record import (
-    REPORT_KEY,
-    CheckInfo,
-    Phase,
-    case_of,
-    classify,
-    evidence,
-    is_rdma_item,
-    item_info,
-)
+from pytest_rdma.report.record import REPORT_KEY, CheckInfo, Phase, PhaseReport
 from pytest_rdma.running import RUN
 from pytest_rdma.settings import Settings
 from pytest_rdma.user_claims import skipped_as
@@ -42,6 +34,7 @@ if TYPE_CHECKING:
     from pytest_rdma.provider.device import DeviceUnderTest
 
 INFO_KEY = pytest.StashKey[CheckInfo]()
+NEXT_KEY = pytest.StashKey["pytest.Item | None"]()
 WAIVER_KEY = pytest.StashKey[Waiver]()
 # Identity facts recorded per test as JUnit properties (for pytest's own --junitxml).
 JUNIT_IDENTITY_FIELDS = ("driver", "node_type", "transport", "firmware", "vendor_id", "vendor_part_id")
@@ -82,6 +75,9 @@ class Recorder:
             )
         if self.settings.pytest_junit:
             item.user_properties.extend(junit_properties(info))
+
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        item.stash[NEXT_KEY] = nextitem  # for the teardown's record (below)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(
@@ -130,7 +126,12 @@ class Recorder:
         if self.settings.pytest_junit and report.when == "teardown":
             # The guards' findings in pytest's own --junitxml too (the teardown report carries them).
             report.user_properties.extend((f"rdma.{key}", text) for key, text in finding_properties(phase))
-        report.__dict__[REPORT_KEY] = {"info": info, "phase": phase}
+        data: PhaseReport = {"info": info, "phase": phase}
+        upcoming = item.stash.get(NEXT_KEY, None) if report.when == "teardown" else None
+        if upcoming is not None and hasattr(item.config, "workerinput") and is_rdma_item(upcoming):
+            # A worker that dies in its next check's setup sends no record of it: the controller has this.
+            data["next"] = item_info(upcoming, None)
+        report.__dict__[REPORT_KEY] = data
 
 
 def _unwaive(report: pytest.TestReport, phase: Phase, waiver: Waiver, exc: Deviation) -> Phase:

@@ -2,7 +2,8 @@
 
 Runs only where results are written (the controller under xdist, else the only process).
 Each phase report carries a phase record (recorder.py); when a check's teardown report
-arrives its record is complete and is handed to the sinks (JSON lines, summary, ...). A
+arrives its record is complete and is handed to every reporter through the `pytest_rdma_record`
+hook (hooks.py): the built-in ones (JSON, JUnit, Allure, the terminal's summary) and any other. A
 crashed xdist worker sends no record for the phase it died in: the check's setup record, when
 it arrived, says what the check was; otherwise its node id is looked up among the node ids
 the catalogue's cases have on the devices of this run.
@@ -10,47 +11,37 @@ the catalogue's cases have on the devices of this run.
 
 from __future__ import annotations
 
-from typing import Callable, TypedDict
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_rdma.cases import Case
-from pytest_rdma.generate import active, expand
 from pytest_rdma.report.output_failures import OutputFailures
 from pytest_rdma.report.record import (
     CRASH_MARK,
     REPORT_KEY,
-    CaseFacts,
     CheckInfo,
     Identity,
     Phase,
+    PhaseReport,
     Record,
-    case_facts,
-    classify,
+    crash_phase,
     merge,
 )
 
-# A reporter's callback for each record as it is complete.
-Sink = Callable[[Record], None]
-
-
-class PhaseReport(TypedDict):
-    """What a phase report carries on `report.__dict__[REPORT_KEY]` (recorder.py)."""
-
-    info: CheckInfo
-    phase: Phase
+if TYPE_CHECKING:
+    import pluggy
 
 
 class Results:
-    def __init__(self, devices: tuple[str, ...]) -> None:
+    def __init__(self, devices: tuple[str, ...], hook: pluggy.HookRelay | None = None) -> None:
         self.devices = devices
         self.records: list[Record] = []
         self.identities: dict[str, Identity] = {}
-        self.sinks: list[Sink] = []
-        self.output_failures = OutputFailures()  # the writers of the sinks say here when their output fails
+        self.hook = hook  # the session's hooks (config.hook): pytest_rdma_record reaches the reporters
+        self.output_failures = OutputFailures()  # the reporters say here when their output fails
         self.unfinished: list[str] = []  # checks cut short before pytest reported an outcome for them
         self._pending: dict[str, tuple[CheckInfo, list[Phase], str]] = {}
-        self._by_name: dict[str, tuple[Case | None, str]] | None = None
+        self._announced: dict[str, CheckInfo] = {}  # node id -> the check a worker runs next (recorder.py)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data: PhaseReport | None = report.__dict__.get(REPORT_KEY)
@@ -61,44 +52,35 @@ class Results:
             data = self._crash(report)
         if data is None:
             return
+        if "next" in data:
+            self._announced[data["next"]["nodeid"]] = data["next"]
         info, phases, _ = self._pending.setdefault(report.nodeid, (data["info"], [], worker_id))
         phases.append(data["phase"])
         if data["info"].get("identity") and data["info"].get("device"):
             # Not None: the test above; mypy does not narrow a key through .get().
             self.identities.setdefault(data["info"]["device"], data["info"]["identity"])  # type: ignore[arg-type]
         if report.when == "teardown" or crashed:
+            self._announced.pop(report.nodeid, None)
             self._finish(report.nodeid)
 
     def _crash(self, report: pytest.TestReport) -> PhaseReport:
         pending = self._pending.get(report.nodeid)
-        info = pending[0].copy() if pending else self._lookup(report.nodeid)
+        info = pending[0].copy() if pending else self._announced.get(report.nodeid) or self._unknown(report.nodeid)
         if not info.get("identity") and info.get("device"):
             info["identity"] = self.identities.get(info["device"])
             info["driver"] = (info["identity"] or {}).get("driver", "")
-        phase = classify(report, None, None, None)
+        phase = crash_phase(report)
         phase["rerun"] = f"python -m pytest -p no:xdist '{report.nodeid}'" + (
             f" --rdma-dev {info['device']}" if info.get("device") else ""
         )
         return {"info": info, "phase": phase}
 
-    def _lookup(self, nodeid: str) -> CheckInfo:
-        """What a check was, from its node id: the case whose id pytest gave it on one of our devices."""
-        if self._by_name is None:
-            self._by_name = {}
-            for verb in active().verbs:
-                for case in expand(verb):
-                    for device in self.devices or ("",):
-                        name = (
-                            f"test_{case.verb}[{device}-{case.id}]"
-                            if device and verb.family == "ibv"
-                            else (f"test_{case.verb}[{case.id}]")
-                        )
-                        self._by_name[name] = (case, device)
-        found, device = self._by_name.get(nodeid.rsplit("::", 1)[-1], (None, ""))
-        facts: CaseFacts = (
-            case_facts(found) if isinstance(found, Case) else {"stable_id": nodeid, "verb": "", "claim": ""}
-        )
-        return {"nodeid": nodeid, "device": device, "driver": "", "identity": None, **facts}
+    def _unknown(self, nodeid: str) -> CheckInfo:
+        """A check no record of which arrived (its worker's first, dying in its setup): its node id, and
+        the run's device when there is one only."""
+        device = self.devices[0] if len(self.devices) == 1 else ""
+        known: CheckInfo = {"nodeid": nodeid, "device": device, "driver": "", "identity": None}
+        return {**known, "stable_id": nodeid, "verb": "", "claim": ""}
 
     def _finish(self, nodeid: str) -> None:
         info, phases, worker = self._pending.pop(nodeid)
@@ -110,8 +92,8 @@ class Results:
                 f"{self.output_failures.reproducers}: {record['reproducer_error']}; deviations from here on may "
                 "have no reproducer files",
             )
-        for sink in self.sinks:
-            sink(record)
+        if self.hook is not None:
+            self.hook.pytest_rdma_record(record=record)
 
     def finish_pending(self) -> None:
         """Checks cut short (Ctrl-C) count as pytest counts them.

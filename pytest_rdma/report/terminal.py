@@ -183,10 +183,14 @@ class Summary:
         self.fails = False
         self.waivers: dict[str, list[WaiverRecord]] = {}
         self.profile: dict[str, list[Requirement]] = {}  # device -> what it was required to support, and how it held
+        self.records: list[Record] = []
+
+    def pytest_rdma_record(self, record: Record) -> None:
+        self.records.append(record)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         # After Results (tryfirst) finished the records, before the file writers (trylast) record the status.
-        records = [r for r in self.results.records if r.get("device") or r.get("family")]
+        records = [r for r in self.records if r.get("device") or r.get("family")]
         if not records:
             return
         # The whole catalogue's ids only for waivers that matched no check of this run (a -k, a node id).
@@ -198,7 +202,7 @@ class Summary:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-        records = [r for r in self.results.records if r.get("device") or r.get("family")]
+        records = [r for r in self.records if r.get("device") or r.get("family")]
         if not records:
             return
         # -v, or -r with skips or xfails asked for (-rs, -rx, -ra, -rA): pytest's default -rfE lists neither.

@@ -1,6 +1,6 @@
 """Records as the controller assembles them, for the reporters' host tests: no device needed.
 
-Each record is built from a real case of the catalogue (record.case_facts), on a device whose
+Each record is built from a real case of the catalogue (phase.case_facts), on a device whose
 identity is that of the lab's rxe0 or siw0, with an outcome and the evidence a check of that
 outcome carries (steps, expected/observed, the waiver, the reproducers). The shapes are those
 of records from a lab run (docs/results-schema.md).
@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_rdma.generate import active, expand
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
-from pytest_rdma.report.record import case_facts
+from pytest_rdma.report.phase import case_facts
 
 IDENTITIES = {
     "rxe0": {

@@ -16,8 +16,8 @@ from types import MappingProxyType
 
 import pytest
 
-from pytest_rdma.cases import Case, axis_cases, combinations, frozen, make_case, readable, substitute
-from pytest_rdma.catalogue.model import Claim, Dev, Expect, Need, Source, Step, Var, Verb
+from pytest_rdma.cases import Case, axis_cases, combinations, frozen, make_case, readable
+from pytest_rdma.catalogue.model import Claim, Dev, Expect, Need, Source, Step, Var, Verb, substitute
 from pytest_rdma.generate import expand
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.state_table import changed, forbidden_flags, illegal_moves

@@ -115,3 +115,81 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
         pytest.fail(
             "import circles (each a set of modules that import each other): " + "; ".join(map(" <-> ".join, found))
         )
+
+
+# The package's layers, lowest first: a module may import its own layer and those below, never one above.
+# Each layer is named by module prefixes under pytest_rdma (a prefix covers a package's modules).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("binding", ("ibv", "shapes", "writable", "command_line", "cbuild")),  # ctypes and plain helpers
+    ("catalogue", ("catalogue", "verbs", "capabilities", "settings")),  # the data, and the options read over it
+    ("cases", ("cases",)),  # generation: the catalogue's claims as frozen Cases
+    ("calls", ("calls", "observations", "outcomes")),  # the one call layer, and what a verdict says
+    ("provider", ("provider", "guard")),  # the device under test, and the guards around a check
+    ("kinds", ("kinds",)),  # how each claim kind runs
+    ("running", ("running", "generate", "fixtures", "selection", "user_claims", "user_fixtures", "replay")),
+    ("report", ("report", "expectations")),  # records, waivers and reporters
+    ("lab", ("lab",)),
+    ("cli", ("plugin", "hooks", "outputs", "coverage", "cli", "selftest")),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in LAYERS of a module of the package (the package itself is the lowest)."""
+    local = module.removeprefix(f"{ROOT}.")
+    if module == ROOT:
+        return 0
+    for index, (_, prefixes) in enumerate(LAYERS):
+        if any(local == prefix or local.startswith(f"{prefix}.") for prefix in prefixes):
+            return index
+    raise LookupError(f"{module} is in no layer: name it in LAYERS (tests/unit/test_layers.py)")
+
+
+def climbing(edges: dict[str, set[str]]) -> list[str]:
+    """Each import from a lower layer into a higher one, as "module (layer) -> target (layer)" (pure)."""
+    found = []
+    for module, targets in sorted(edges.items()):
+        for target in sorted(targets):
+            if layer_of(target) > layer_of(module):
+                found.append(f"{module} ({LAYERS[layer_of(module)][0]}) -> {target} ({LAYERS[layer_of(target)][0]})")
+    return found
+
+
+def reached(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module `start` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in edges.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_layer_check_sees_an_import_that_climbs() -> None:
+    edges = {f"{ROOT}.cases": {f"{ROOT}.calls.invoke"}, f"{ROOT}.calls.invoke": {f"{ROOT}.catalogue.model"}}
+    assert climbing(edges) == [f"{ROOT}.cases (cases) -> {ROOT}.calls.invoke (calls)"]
+    with pytest.raises(LookupError, match="in no layer"):
+        layer_of(f"{ROOT}.somewhere_new")
+
+
+def test_every_module_is_in_a_layer_and_no_import_climbs() -> None:
+    edges = graph()
+    for module in edges:
+        layer_of(module)  # a new top-level module must be placed
+    found = climbing(edges)
+    if found:
+        pytest.fail("imports that climb the layers (LAYERS, lowest first):\n" + "\n".join(found))
+
+
+def test_the_records_know_no_case_run_call_or_kind() -> None:
+    """report/record.py imports nothing from running, calls or kinds (nor cases, which bring them), and
+    the controller's results.py reaches no catalogue expansion and no libibverbs at all: it builds records
+    from what the workers send. calls/record.py, reached through the typed observations, is data only."""
+    edges = graph()
+    direct = {target.removeprefix(f"{ROOT}.") for target in edges[f"{ROOT}.report.record"]}
+    assert not {name for name in direct if name.split(".")[0] in ("running", "calls", "kinds", "cases", "generate")}
+    controller = {target.removeprefix(f"{ROOT}.") for target in reached(edges, f"{ROOT}.report.results")}
+    forbidden = ("running", "kinds", "cases", "generate", "verbs", "ibv", "provider")
+    assert not {name for name in controller if name.split(".")[0] in forbidden}
+    assert {name for name in controller if name.startswith("calls")} <= {"calls.record"}

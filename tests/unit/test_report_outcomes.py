@@ -169,6 +169,41 @@ def test_crashed_worker_is_one_crash_result(pytester: pytest.Pytester, monkeypat
     )
 
 
+DIES_IN_SETUP = """
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def dies_in_setup(request):
+    if request.node.name == os.environ.get("DEMO_DIES_IN_SETUP"):
+        os._exit(3)  # the worker goes before the check's setup is reported
+"""
+
+
+def test_a_check_that_kills_its_worker_in_setup_is_still_the_check(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No record of its own arrived, and the controller expands no catalogue: the check the worker ran
+    before it named it (its teardown record carries the worker's next check)."""
+    expect = make_project(pytester, tests=TESTS + DIES_IN_SETUP, waivers={})
+    dying = node("siw0", "deviant")
+    monkeypatch.setenv("DEMO_DIES_IN_SETUP", dying.split("::")[-1])
+    pytester.runpytest_subprocess("-n", "1", "--rdma-expectations", str(expect), "--rdma-json", "r.json")
+    got = outcomes(pytester.path / "r.json")
+    assert got[dying] == "crash" and len(got) == 10, "every other check still has its result"
+    crash = records(pytester.path / "r.json")[dying]
+    assert (crash["driver"], crash["device"], crash["case_id"], crash["verb"]) == (
+        "siw",
+        "siw0",
+        "keeps-promise-deviant",
+        "ibv_demo",
+    )
+    assert crash["stable_id"] == "test_ibv_demo[keeps-promise-deviant]"
+    assert crash["rerun"] == f"python -m pytest -p no:xdist '{dying}' --rdma-dev siw0"
+
+
 def test_xdist_gives_the_serial_outcomes_and_one_file(pytester: pytest.Pytester) -> None:
     expect = make_project(pytester)
     pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "--rdma-json", "serial.json")
