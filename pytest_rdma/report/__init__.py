@@ -8,7 +8,8 @@ Roles, one module each:
 - results.py: where results are written: assembles records from reports (xdist-safe);
 - whole_checks.py: a Ctrl-C waits until the check whose teardown has begun is reported everywhere;
 - terminal.py, jsonfile.py, junit.py, allure_writer.py: the reporters (allure_model.py: a record as an
-  Allure result; links.py: citations as URLs; redact.py: no machine's paths in a message);
+  Allure result of allure-python-commons' model; links.py: citations as URLs; redact.py: no machine's paths in
+  a message); beside_allure_pytest.py: with allure-pytest's --alluredir, its writer leaves our checks to ours;
 - output_failures.py: an output that fails mid-run (a full disk) is one line, and the run exits 3;
 - usage_error.py: a run stopped by a usage error still writes the JUnit and JSON asked for, saying why;
 - compare.py, allure_config.py + allure_html.py (`pytest-rdma report`), waivers.py: after the run.
@@ -17,6 +18,9 @@ Roles, one module each:
 """
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +42,7 @@ def register(config: pytest.Config) -> None:
     config.pluginmanager.register(Recorder(options, waivers, requirements), "rdma-recorder")
     config.pluginmanager.register(deviation_report, "rdma-deviation-report")
     config.pluginmanager.register(WholeChecks(), "rdma-whole-checks")
+    allure_dirs = allure_directories(config, options)
     if hasattr(config, "workerinput"):
         return  # an xdist worker: its records travel to the controller on the reports
     from pytest_rdma.report.results import Results
@@ -59,8 +64,31 @@ def register(config: pytest.Config) -> None:
         from pytest_rdma.report.junit import JunitFile
 
         config.pluginmanager.register(JunitFile(options.junit, results, summary), "rdma-junit")
-    if options.allure_dir is not None:
+    for index, allure_dir in enumerate(allure_dirs):
         from pytest_rdma.report.allure_writer import AllureWriter
 
-        writer = AllureWriter(options.allure_dir, results, options.reproducers, summary)
-        config.pluginmanager.register(writer, "rdma-allure")
+        writer = AllureWriter(allure_dir, results, options.reproducers, summary)
+        config.pluginmanager.register(writer, "rdma-allure" if index == 0 else f"rdma-allure-{index}")
+
+
+ALLURE_EXTRA = "pip install 'pytest-rdma[allure]'"
+
+
+def allure_directories(config: pytest.Config, options: settings.Settings) -> list[Path]:
+    """Where our Allure results go: --rdma-allure, and allure-pytest's --alluredir (each check once in each).
+
+    With --alluredir, allure-pytest's writer leaves our checks to ours in every process (beside_allure_pytest.py).
+    """
+    alluredir = getattr(config.option, "allure_report_dir", None)
+    wanted = [options.allure_dir] if options.allure_dir is not None else []
+    if alluredir and not (wanted and wanted[0].resolve() == Path(alluredir).resolve()):
+        wanted.append(Path(alluredir))
+    if wanted and importlib.util.find_spec("allure_commons") is None:
+        asked = "--rdma-allure" if options.allure_dir is not None else "--alluredir"
+        raise pytest.UsageError(f"{asked}: Allure results need allure-python-commons; install it: {ALLURE_EXTRA}")
+    if alluredir:
+        from pytest_rdma.report import beside_allure_pytest
+
+        labelling = beside_allure_pytest.BesideAllurePytest(config, Path(alluredir))
+        config.pluginmanager.register(labelling, "rdma-alluredir")
+    return wanted

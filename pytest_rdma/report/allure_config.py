@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, TypedDict
 from pytest_rdma.command_line import InputError
 from pytest_rdma.outcomes import CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report import schema
-from pytest_rdma.report.allure_model import FRAMEWORK
 from pytest_rdma.shapes import JsonObject
 
 if TYPE_CHECKING:
@@ -41,6 +40,11 @@ if TYPE_CHECKING:
 # device, so runs of several devices into one folder keep each other's; ENVIRONMENT_FILE is the one
 # file of all a run's devices that earlier versions wrote, still read.
 ENVIRONMENT_FILE = "pytest-rdma-environment.json"
+# The `framework` label of every result we write: how `pytest-rdma report` tells our results from
+# another tool's in the same folder (allure-pytest writes "pytest") and the writer its own files.
+# Here, not in allure_model.py, so the gate and the report need no allure-python-commons.
+FRAMEWORK = "pytest-rdma"
+NO_DEVICE = "no device"
 ENVIRONMENT_GLOB = "pytest-rdma-environment*.json"
 GROUP_BY = ["parentSuite", "suite", "subSuite"]  # driver > verb > claim (allure_model.labels)
 GATED = (DEVIATES, CRASH, TIMEOUT)  # outcomes that fail the release gate

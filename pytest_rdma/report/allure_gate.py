@@ -4,7 +4,7 @@ Allure's own quality gate counts failures, so a folder with no result of ours (a
 another tool's results) passes it. Before that gate, `pytest-rdma report` and the lab read every
 result in the folders and fail when
 
-- no result is ours (the `framework` label our writer sets, allure_model.FRAMEWORK): the line
+- no result is ours (the `framework` label our writer sets, allure_config.FRAMEWORK): the line
   says what is there instead (another tool's results, unreadable files, other files);
 - none of our checks was exercised (all unsupported or not exercised);
 - a device the runs named (its environment file, written when its run starts; or the lab's
@@ -22,8 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rdma.report.allure_config import ENVIRONMENT_GLOB, read_environment_file
-from pytest_rdma.report.allure_model import FRAMEWORK, NO_DEVICE
+from pytest_rdma.report.allure_config import ENVIRONMENT_GLOB, FRAMEWORK, NO_DEVICE, read_environment_file
 from pytest_rdma.report.terminal import EXERCISED
 
 RESULT_GLOB = "*-result.json"

@@ -1,7 +1,8 @@
 """One check's record as an Allure result: a statement about a driver that reads without the code.
 
-Pure: a record (record.py) in, an Allure result (the JSON of `<uuid>-result.json`, Allure's
-results format) and its attachments out; allure_writer.py writes them. What each part holds:
+Pure: a record (record.py) in, an Allure result out, as allure-python-commons' model (`model2.TestResult`,
+the model allure-pytest fills; `document` is the JSON of its `<uuid>-result.json`), and its attachments;
+allure_writer.py writes them with allure-python-commons' file writer. What each part holds:
 
 - name: the claim in words plus the case ("a step missing one required attribute fails ...
   [RC RESET>INIT without STATE]"); description: what the man page says (its section, cited and
@@ -29,7 +30,10 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
+
+from allure_commons import model2 as model
+from attr import asdict
 
 from pytest_rdma.outcomes import (
     CONFORMS,
@@ -42,73 +46,29 @@ from pytest_rdma.outcomes import (
     WAIVED,
 )
 from pytest_rdma.report import links
+from pytest_rdma.report.allure_config import FRAMEWORK, NO_DEVICE
 from pytest_rdma.report.profile import failure_text
 from pytest_rdma.report.redact import redact
+from pytest_rdma.shapes import JsonObject
 
 if TYPE_CHECKING:
     from pytest_rdma.report.record import Record
 
+__all__ = ["FRAMEWORK", "NO_DEVICE", "Attachment", "Converted", "convert", "document", "title"]
+
 STATUS = {
-    CONFORMS: "passed",
-    DEVIATES: "failed",
-    WAIVED: "failed",
-    CRASH: "broken",
-    TIMEOUT: "broken",
-    ERROR: "broken",
-    UNSUPPORTED: "skipped",
-    NOT_EXERCISED: "skipped",
+    CONFORMS: model.Status.PASSED,
+    DEVIATES: model.Status.FAILED,
+    WAIVED: model.Status.FAILED,
+    CRASH: model.Status.BROKEN,
+    TIMEOUT: model.Status.BROKEN,
+    ERROR: model.Status.BROKEN,
+    UNSUPPORTED: model.Status.SKIPPED,
+    NOT_EXERCISED: model.Status.SKIPPED,
 }
-NO_DEVICE = "no device"
-# The `framework` label of every result we write: how `pytest-rdma report` tells our results from
-# another tool's in the same folder (allure-pytest writes "pytest") and the writer its own files.
-FRAMEWORK = "pytest-rdma"
+FINISHED = "finished"  # Allure's stage of a result or step that ran to its end
 STEP_LINE = re.compile(r"^\[(?P<index>-?\d+)\] (?P<phase>\w+): (?P<text>.*)$", re.S)
 TEXT_LIMIT = 4000
-
-
-class Step(TypedDict):
-    """An Allure step: one verb call the check made."""
-
-    name: str
-    status: str
-    stage: str
-    start: int
-    stop: int
-
-
-class PhaseStep(Step):
-    """The step of one phase (setup, call, teardown): its verb calls are the steps under it."""
-
-    steps: list[Step]
-
-
-class StatusDetails(TypedDict):
-    """The text Allure shows under a result's name, and whether the failure is a known one."""
-
-    message: str
-    trace: str
-    known: bool
-
-
-class AllureResult(TypedDict):
-    """One `<uuid>-result.json` of Allure's results format."""
-
-    uuid: str
-    testCaseId: str
-    historyId: str
-    fullName: str
-    name: str
-    description: str
-    status: str
-    statusDetails: StatusDetails
-    stage: str
-    start: int
-    stop: int
-    labels: list[dict[str, str]]
-    links: list[dict[str, str]]
-    parameters: list[dict[str, str]]
-    steps: list[PhaseStep]
-    attachments: list[dict[str, str]]
 
 
 @dataclass
@@ -121,8 +81,18 @@ class Attachment:
 
 @dataclass
 class Converted:
-    result: AllureResult
+    result: model.TestResult
     attachments: dict[str, Attachment] = field(default_factory=dict)  # file name -> attachment
+
+    @property
+    def document(self) -> JsonObject:
+        return document(self.result)
+
+
+def document(result: model.TestResult) -> JsonObject:
+    """The JSON of a result as allure-python-commons' file writer writes it (empty values left out)."""
+    data: JsonObject = asdict(result, filter=lambda _, value: bool(value) or value is False)
+    return data
 
 
 def digest(text: str) -> str:
@@ -279,7 +249,7 @@ def observed_lines(record: Record, has_reproducer: bool) -> list[str]:
     return lines
 
 
-def labels(record: Record) -> list[dict[str, str]]:
+def labels(record: Record) -> list[model.Label]:
     identity = record.get("identity") or {}
     driver = driver_of(record)
     verb = str(record.get("verb") or record.get("test") or "")
@@ -306,63 +276,67 @@ def labels(record: Record) -> list[dict[str, str]]:
         pairs.append(("required", record["required"]["capability"]))
     if record["outcome"] == WAIVED and waiver:
         pairs.append(("known_issue", f"{waiver.get('reason', '')} ({links.once(str(waiver.get('link', '')))})"))
-    return [{"name": name, "value": value} for name, value in pairs if value]
+    return [model.Label(name=name, value=value) for name, value in pairs if value]
 
 
-def result_links(record: Record) -> list[dict[str, str]]:
+def result_links(record: Record) -> list[model.Link]:
     found = [link for link in source_links(record) if link.url]
     waiver = record.get("waiver") or {}
     if waiver.get("link"):
         link = links.text_link(str(waiver["link"]))
         if link.url and all(link.url != other.url for other in found):
             found.append(links.Link(f"waiver: {link.name}", link.url, "issue" if link.kind == "issue" else "link"))
-    return [{"name": link.name, "url": link.url, "type": "issue" if link.kind == "issue" else "link"} for link in found]
+    return [
+        model.Link(type="issue" if link.kind == "issue" else "link", url=link.url, name=link.name) for link in found
+    ]
 
 
-def parameters(record: Record) -> list[dict[str, str]]:
+def parameters(record: Record) -> list[model.Parameter]:
     params = [
-        {"name": str(name), "value": str(value)} for name, value in (record.get("params") or {}).items() if str(value)
+        model.Parameter(name=str(name), value=str(value))
+        for name, value in (record.get("params") or {}).items()
+        if str(value)
     ]
     if record.get("variant"):
-        params.append({"name": "case", "value": str(record["variant"])})
-    params.append({"name": "device", "value": str(record.get("device") or NO_DEVICE)})
+        params.append(model.Parameter(name="case", value=str(record["variant"])))
+    params.append(model.Parameter(name="device", value=str(record.get("device") or NO_DEVICE)))
     return params
 
 
-def steps(record: Record, start: int, stop: int) -> list[PhaseStep]:
+def steps(record: Record, start: int, stop: int) -> list[model.TestStepResult]:
     """The recorded verb calls as steps, under one step per phase (setup, call, teardown)."""
     decisive = record.get("decisive_call")
     failed_teardown = set(record.get("teardown_failures") or ())
-    phases: dict[str, list[Step]] = {}
+    phases: dict[str, list[model.TestStepResult]] = {}
     for line in record.get("steps") or ():
         found = STEP_LINE.match(line)
         if found is None:
             continue
         text = redact(found.group("text"))
-        status = "passed"
+        status = model.Status.PASSED
         if record["outcome"] in (DEVIATES, WAIVED) and decisive is not None and int(found.group("index")) == decisive:
-            status = "failed"
+            status = model.Status.FAILED
         elif found.group("phase") == "teardown" and found.group("text") in failed_teardown:
-            status = "broken"
+            status = model.Status.BROKEN
         phases.setdefault(found.group("phase"), []).append(
-            {"name": text, "status": status, "stage": "finished", "start": start, "stop": stop}
+            model.TestStepResult(name=text, status=status, stage=FINISHED, start=start, stop=stop)
         )
-    out: list[PhaseStep] = []
+    out: list[model.TestStepResult] = []
     for phase, calls in phases.items():
-        worst = (
-            "failed"
-            if any(c["status"] == "failed" for c in calls)
-            else ("broken" if any(c["status"] == "broken" for c in calls) else "passed")
+        statuses = {call.status for call in calls}
+        worst = next(
+            (status for status in (model.Status.FAILED, model.Status.BROKEN) if status in statuses),
+            model.Status.PASSED,
         )
         out.append(
-            {
-                "name": f"{phase}: {len(calls)} verb call{'s' if len(calls) != 1 else ''}",
-                "status": worst,
-                "stage": "finished",
-                "start": start,
-                "stop": stop,
-                "steps": calls,
-            }
+            model.TestStepResult(
+                name=f"{phase}: {len(calls)} verb call{'s' if len(calls) != 1 else ''}",
+                status=worst,
+                stage=FINISHED,
+                start=start,
+                stop=stop,
+                steps=calls,
+            )
         )
     return out
 
@@ -398,26 +372,26 @@ def convert(record: Record, *, stop_ms: int, python_text: str = "", quote: str =
     # (its stable id is the function's name, the same for each of its parameter sets).
     case_key = stable_id if record.get("case_id") else str(record.get("nodeid") or stable_id)
     device = str(record.get("device") or NO_DEVICE)
-    result: AllureResult = {
-        "uuid": result_uuid,
-        "testCaseId": digest(case_key),
-        "historyId": digest(f"{case_key}|{driver_of(record)}|{device}"),
-        "fullName": f"{driver_of(record)}.{record.get('verb') or record.get('test') or ''}: {stable_id} on {device}",
-        "name": redact(title(record)),
-        "description": description(record, bool(reproducer.get("c_text") or python_text), quote),
-        "status": "failed" if record.get("required") else STATUS.get(outcome, "unknown"),
-        "statusDetails": {
-            "message": redact(message)[:TEXT_LIMIT],
-            "trace": redact(trace)[-TEXT_LIMIT:],
-            "known": outcome == WAIVED,
-        },
-        "stage": "finished",
-        "start": start,
-        "stop": stop_ms,
-        "labels": labels(record),
-        "links": result_links(record),
-        "parameters": parameters(record),
-        "steps": steps(record, start, stop_ms),
-        "attachments": [{"name": a.name, "source": name, "type": a.mime} for name, a in attachments.items()],
-    }
+    result = model.TestResult(
+        uuid=result_uuid,
+        testCaseId=digest(case_key),
+        historyId=digest(f"{case_key}|{driver_of(record)}|{device}"),
+        fullName=f"{driver_of(record)}.{record.get('verb') or record.get('test') or ''}: {stable_id} on {device}",
+        name=redact(title(record)),
+        description=description(record, bool(reproducer.get("c_text") or python_text), quote),
+        status=model.Status.FAILED if record.get("required") else STATUS.get(outcome, model.Status.UNKNOWN),
+        statusDetails=model.StatusDetails(
+            message=redact(message)[:TEXT_LIMIT],
+            trace=redact(trace)[-TEXT_LIMIT:],
+            known=outcome == WAIVED,
+        ),
+        stage=FINISHED,
+        start=start,
+        stop=stop_ms,
+        labels=labels(record),
+        links=result_links(record),
+        parameters=parameters(record),
+        steps=steps(record, start, stop_ms),
+        attachments=[model.Attachment(name=a.name, source=name, type=a.mime) for name, a in attachments.items()],
+    )
     return Converted(result, attachments)

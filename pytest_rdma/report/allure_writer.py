@@ -3,6 +3,9 @@
 Under xdist every record reaches the controller (results.py), so one writer there writes every
 result once, a crashed worker's check included. Each result is written as its record arrives
 (`<uuid>-result.json`, plus its attachments), so an interrupted run keeps the finished checks.
+The results and attachments are written by allure-python-commons' `AllureFileLogger` (the writer
+allure-pytest uses), each result named by its own uuid (ResultFiles); the manifests and the
+environment files are ours: Allure's results format has neither.
 
 Nothing it did not write is removed. Each file is listed in its device's manifest
 (`pytest-rdma-files-<device>.txt`) before it is written, so an interrupted run leaves no file of
@@ -27,9 +30,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypedDict
 
 import pytest
+from allure_commons import model2 as model
+from allure_commons.logger import AllureFileLogger
 
 from pytest_rdma.report.allure_config import env_id, environment_file
-from pytest_rdma.report.allure_model import convert
+from pytest_rdma.report.allure_model import convert, document
 from pytest_rdma.report.manpages import passage
 from pytest_rdma.report.profile import Requirement
 from pytest_rdma.report.record import Identity, Record
@@ -39,6 +44,23 @@ if TYPE_CHECKING:
     from pytest_rdma.report.terminal import Summary
 
 MANIFEST_PREFIX = "pytest-rdma-files"
+
+
+def result_file(result: model.TestResult) -> str:
+    return str(model.TEST_CASE_PATTERN.format(prefix=result.uuid))
+
+
+class ResultFiles(AllureFileLogger):
+    """allure-python-commons' file writer, but a result's file is named by the result's own uuid.
+
+    AllureFileLogger names each result file by a fresh uuid it draws while writing; a manifest lists
+    a file before it is written (a killed run leaves nothing of ours unlisted), so the name must be
+    known first. The JSON is the logger's own (model2 as attr.asdict, empty values left out), written
+    through its atomic `report_attached_data` (a temporary file, then a rename).
+    """
+
+    def report_result(self, result: model.TestResult) -> None:
+        self.report_attached_data(json.dumps(document(result), ensure_ascii=False), result_file(result))
 
 
 def manifest_file(device: str) -> str:
@@ -67,7 +89,8 @@ def forget(directory: Path, device: str) -> int:
     """Remove what the device's earlier run wrote (and the temporary files of a killed one); how many."""
     removed = 0
     for name in listed(directory, device):
-        for path in (directory / name, *directory.glob(f".{glob.escape(name)}.tmp*")):
+        temporary = (*directory.glob(f".{glob.escape(name)}.tmp*"), directory / f"{name}.tmp")  # ours, the logger's
+        for path in (directory / name, *temporary):
             try:
                 path.unlink()
                 removed += 1
@@ -97,13 +120,14 @@ class AllureWriter:
         self._deferred: list[Record] = []  # records without a device, until the run's devices are known
         self._devices: dict[str, Identity] = {}
         self._manifests: dict[str, TextIO] = {}  # device -> its manifest, open for appending
+        self._files: ResultFiles | None = None  # made at the session's start, which makes the directory
 
     def pytest_rdma_record(self, record: Record) -> None:
         self.append(record)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            self._files = ResultFiles(self.directory)  # makes the directory
             for device in self.results.devices:
                 self._start(device)
             if not self.results.devices:
@@ -157,14 +181,14 @@ class AllureWriter:
         """Write the record's result and attachments, each listed first in its owners' manifests."""
         _, quote = passage(str(record.get("ref") or ""), str(record.get("claim_text") or ""))
         converted = convert(record, stop_ms=int(time.time() * 1000), python_text=self.python_text(record), quote=quote)
-        result = f"{converted.result['uuid']}-result.json"
         for owner in owners:
             manifest = self._manifests[owner]
-            manifest.writelines(f"{name}\n" for name in [*converted.attachments, result])
+            manifest.writelines(f"{name}\n" for name in [*converted.attachments, result_file(converted.result)])
             manifest.flush()
+        files = self._files or ResultFiles(self.directory)
         for name, attachment in converted.attachments.items():
-            (self.directory / name).write_bytes(attachment.content)
-        write_json(self.directory / result, converted.result)
+            files.report_attached_data(attachment.content, name)
+        files.report_result(converted.result)
 
     def python_text(self, record: Record) -> str:
         """The Python reproducer, written by the process that ran the check, on this machine's disk."""

@@ -124,3 +124,57 @@ def test_the_report_shows_both_drivers_categories_a_man_page_and_reproducers(
             page.set_viewport_size({"width": 1400, "height": 1750})
             page.get_by_text("teardown: ").first.wait_for()
             page.screenshot(path=str(shots / "allure-result.png"))
+
+
+# -- the same checks beside allure-pytest (--alluredir), on rxe0 (issue 26, item 1) --------------------------
+BESIDE_SLICE = "ibv_create_qp and cap-writeback"  # waived on rxe (rxe-resources.toml), conforming and unsupported
+
+
+@pytest.fixture(scope="module")
+def alluredir_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lab run of rxe0 with allure-pytest's --alluredir beside the lab's own --rdma-allure, and its report."""
+    needs_browser()
+    results = tmp_path_factory.mktemp("lab-alluredir") / "results"
+    argv = [sys.executable, "-m", "pytest_rdma.cli", "lab", "--no-install", "--no-html", "--results", str(results)]
+    argv += ["--timeout", str(WAIT_S), "--dev=rxe0"]
+    if os.environ.get("PYTEST_RDMA_LAB_CACHE"):
+        argv += ["--cache", os.environ["PYTEST_RDMA_LAB_CACHE"]]
+    argv += ["--", str(REPO / "suites"), "-k", BESIDE_SLICE, "--alluredir={results}/alluredir"]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=WAIT_S + 600, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
+    report = [sys.executable, "-m", "pytest_rdma.cli", "report", str(results / "rxe0" / "alluredir")]
+    report += ["--output", str(results / "alluredir-report"), "--no-history"]
+    built = subprocess.run(report, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert built.returncode == 0 and "quality gate passed" in built.stdout, built.stdout + built.stderr
+    return results
+
+
+def test_beside_allure_pytest_each_check_is_in_alluredir_once_as_ours(alluredir_run: Path) -> None:
+    rxe0 = alluredir_run / "rxe0"
+    records = json.loads((rxe0 / "results.json").read_text())["results"]
+    ours = [json.loads(p.read_text()) for p in (rxe0 / "alluredir").glob("*-result.json")]
+    lab_own = [json.loads(p.read_text()) for p in (rxe0 / "allure").glob("*-result.json")]
+    assert len(ours) == len(lab_own) == len(records) > 5
+    for result in ours:
+        labels = {(label["name"], label["value"]) for label in result["labels"]}
+        assert ("framework", "pytest-rdma") in labels and ("framework", "pytest") not in labels, result["name"]
+        assert [p["name"] for p in result["parameters"]][-2:] == ["case", "device"], result["parameters"]
+        assert all("Case(" not in p["value"] and len(p["value"]) < 120 for p in result["parameters"])
+    keys = {(r["testCaseId"], json.dumps(r["parameters"])) for r in ours}
+    assert len(keys) == len(ours), "no check is written twice"
+    assert sorted(r["name"] for r in ours) == sorted(r["name"] for r in lab_own)
+
+
+def test_beside_allure_pytest_the_report_reads_as_the_labs(alluredir_run: Path, tmp_path: Path) -> None:
+    index = alluredir_run / "alluredir-report" / "index.html"
+    shots = Path(os.environ["PYTEST_RDMA_SCREENSHOTS"]) if os.environ.get("PYTEST_RDMA_SCREENSHOTS") else None
+    with report_page(index, tmp_path / "profile") as page:
+        assert page.get_by_test_id("tree-leaf-retries").count() == 0
+        rxe = select_environment(page, "rxe", "0xffffff:0")
+        assert rxe["device"] == "rxe0" and rxe["transport"] == "roce"
+        waived = json.loads((alluredir_run / "rxe0" / "results.json").read_text())["results"]
+        (first,) = [r for r in waived if r["outcome"] == "waived"][:1]
+        open_result(page, index, title(first), "rxe")
+        assert page.get_by_text("reproducer (C): ").first.is_visible()
+        if shots:
+            page.screenshot(path=str(shots / "allure-alluredir-result.png"))

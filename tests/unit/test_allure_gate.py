@@ -270,10 +270,10 @@ def test_a_file_is_listed_before_it_is_written(tmp_path: Path, monkeypatch: pyte
     folder = tmp_path / "allure-results"
     writer = run(folder, "rxe0", {A: CONFORMS}, finish=False)  # the device's environment is written
 
-    def killed(path: Path, data: object) -> None:
+    def killed(files: object, result: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(allure_writer, "write_json", killed)
+    monkeypatch.setattr(allure_writer.ResultFiles, "report_result", killed)
     with pytest.raises(KeyboardInterrupt):
         writer.append(record(find(B), "rxe0", DEVIATES))
     (attachment,) = folder.glob("*-attachment.c")

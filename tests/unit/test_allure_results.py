@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
+from allure_commons import model2
 from allure_records import C_TEXT, PY_TEXT, cases, find, record
 
 from pytest_rdma.expectations import SHIPPED_DIR, load
@@ -19,6 +21,7 @@ from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED
 from pytest_rdma.report import junit, links
 from pytest_rdma.report.allure_config import read_environment
 from pytest_rdma.report.allure_model import convert
+from pytest_rdma.report.allure_writer import ResultFiles, result_file
 from pytest_rdma.report.record import merge
 from pytest_rdma.report.redact import has_machine_path, redact
 
@@ -44,7 +47,7 @@ def texts(data: object) -> list[str]:
 # -- one result, read as a statement -----------------------------------------------------------------
 def test_a_deviation_reads_as_a_statement_with_its_evidence() -> None:
     converted = convert(record(find(MODIFY), "rxe0", DEVIATES), stop_ms=10_000, python_text=PY_TEXT)
-    result = converted.result
+    result = converted.document
     claim = find(MODIFY).says
     # The name: the claim in words plus the case, not a test function's name or its docstring.
     assert result["name"] == f"{claim} [RC RTR>RTS with PATH_MTU]"
@@ -105,6 +108,21 @@ def test_a_deviation_reads_as_a_statement_with_its_evidence() -> None:
     }
 
 
+def test_the_result_is_allure_python_commons_model_written_by_its_file_logger(tmp_path: Path) -> None:
+    """The conversion gives model2's TestResult; ResultFiles (AllureFileLogger) writes it under the result's
+    own uuid, which the manifest names before the file exists, as the JSON `document` says."""
+    converted = convert(record(find(MODIFY), "rxe0", WAIVED), stop_ms=10_000, python_text=PY_TEXT)
+    result = converted.result
+    assert isinstance(result, model2.TestResult) and isinstance(result.steps[0], model2.TestStepResult)
+    assert isinstance(result.statusDetails, model2.StatusDetails) and result.statusDetails.known is True
+    assert {(label.name, label.value) for label in result.labels} >= {("framework", "pytest-rdma"), ("driver", "rxe")}
+    ResultFiles(tmp_path).report_result(result)
+    (written,) = tmp_path.iterdir()
+    assert written.name == result_file(result) == f"{result.uuid}-result.json"
+    assert json.loads(written.read_text()) == converted.document
+    assert converted.document["statusDetails"]["known"] is True  # False and True are kept, empty values left out
+
+
 @pytest.mark.parametrize(
     ("outcome", "status", "message"),
     [
@@ -123,16 +141,16 @@ def test_a_deviation_reads_as_a_statement_with_its_evidence() -> None:
     ],
 )
 def test_each_outcome_has_its_status_label_and_message(outcome: str, status: str, message: str) -> None:
-    result = convert(record(find(MODIFY), "siw0", outcome), stop_ms=10_000).result
+    result = convert(record(find(MODIFY), "siw0", outcome), stop_ms=10_000).document
     assert result["status"] == status
     assert labels(result)["outcome"] == outcome
-    assert result["statusDetails"]["message"].startswith(message)
+    assert result["statusDetails"].get("message", "").startswith(message)  # an empty one is left out
     # A waived deviation is a known failure: Allure 3 accepts it, and its quality gate ignores it.
     assert result["statusDetails"]["known"] is (outcome == WAIVED)
 
 
 def test_a_waived_deviation_names_its_reason_and_link() -> None:
-    result = convert(record(find(MODIFY), "rxe0", WAIVED), stop_ms=10_000).result
+    result = convert(record(find(MODIFY), "rxe0", WAIVED), stop_ms=10_000).document
     assert (
         labels(result)["known_issue"] == "rxe accepts it (a known provider bug) "
         "(https://bugzilla.kernel.org/show_bug.cgi?id=1)"
@@ -146,7 +164,7 @@ def test_a_waived_deviation_names_its_reason_and_link() -> None:
 
 
 def test_one_check_on_two_devices_is_two_results_never_a_retry() -> None:
-    one, two = (convert(record(find(MODIFY), device, CONFORMS), stop_ms=1).result for device in ("rxe0", "siw0"))
+    one, two = (convert(record(find(MODIFY), device, CONFORMS), stop_ms=1).document for device in ("rxe0", "siw0"))
     assert one["testCaseId"] == two["testCaseId"], "history follows the check across devices and runs"
     assert one["parameters"] != two["parameters"] and one["historyId"] != two["historyId"]
 
@@ -165,7 +183,9 @@ def test_a_users_own_device_test_is_one_result_per_parameter_set() -> None:
         "outcome": CONFORMS,
     }
     one, two = (
-        convert({**own, "nodeid": f"test_x.py::test_mine[rxe0-{n}]", "title": f"test_mine[rxe0-{n}]"}, stop_ms=1).result
+        convert(
+            {**own, "nodeid": f"test_x.py::test_mine[rxe0-{n}]", "title": f"test_mine[rxe0-{n}]"}, stop_ms=1
+        ).document
         for n in (1, 2)
     )
     assert (one["testCaseId"], one["parameters"]) != (two["testCaseId"], two["parameters"])
@@ -200,7 +220,7 @@ def test_every_record_cites_each_page_once_links_man7_and_is_unique() -> None:
             assert not links.REPEATED_PAGE.search(data["ref"]), f"{case.stable_id}: the record cites {data['ref']}"
             for source in data["sources"]:
                 assert not source["section"].startswith(source["ref"]), f"{case.stable_id}: {source}"
-            result = convert(data, stop_ms=1).result
+            result = convert(data, stop_ms=1).document
             xml = junit.testcase(data)
             for text in texts(result) + [value for element in xml.iter() for value in element.attrib.values()]:
                 assert not links.REPEATED_PAGE.search(text), f"{case.stable_id}: page cited twice: {text}"

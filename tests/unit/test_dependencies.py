@@ -69,3 +69,19 @@ def test_every_extra_is_bounded_above_and_below() -> None:
         if not {">=", "<"} <= {spec.operator for spec in Requirement(text).specifier}
     ]
     assert not loose, f"give each a lower and an upper bound: {loose}"
+
+
+def test_the_lab_installs_what_its_allure_output_and_the_report_tests_need() -> None:
+    """The lab writes Allure results by default (--rdma-allure), and its report test runs allure-pytest beside
+    ours: the bootstrap installs the `allure` extra, whose allure-python-commons, and allure-pytest, are in
+    the environment the lab VM runs (the host's, shared)."""
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {extra: {Requirement(text).name for text in texts} for extra, texts in extras.items()}
+    assert "allure-python-commons" in names["allure"]
+    assert {"allure-python-commons", "allure-pytest"} <= names["dev"]
+    bootstrap = (REPO / "pytest-rdma").read_text()
+    (installed,) = [line for line in bootstrap.splitlines() if "pip install" in line]
+    assert "allure" in installed.split("[")[-1].split("]")[0].split(","), installed
+    tox = configparser.ConfigParser()
+    tox.read(REPO / "tox.ini")
+    assert "allure" in [extra.strip() for extra in tox["testenv"]["extras"].split(",")]

@@ -72,7 +72,7 @@ def test_no_quote_rather_than_an_unrelated_one() -> None:
 def test_a_result_quotes_the_page_and_says_the_claim_in_our_words() -> None:
     case = find(MODIFY_RANGE)
     quote = "If any of the modify attributes or the modify mask are invalid, none of the attributes will be modified"
-    description = convert(record(case, "rxe0", DEVIATES), stop_ms=1, quote=quote).result["description"]
+    description = convert(record(case, "rxe0", DEVIATES), stop_ms=1, quote=quote).document["description"]
     assert description.startswith(
         "**What the man page says** ([ibv_modify_qp(3) NOTES]"
         "(https://man7.org/linux/man-pages/man3/ibv_modify_qp.3.html#NOTES)):\n\n"
