@@ -25,85 +25,6 @@ from pytest_rdma.catalogue.model import Axes, Cap, Claim, Dev, Expect, Source, S
 Relation = tuple[Value, str, Value]
 
 
-class Branch(TypedDict, total=False):
-    """One branch of a "gated" claim: the call where the device advertises the gate, or where it does not."""
-
-    call: Mapping[str, Value]
-    expect: tuple[Expect, ...]
-    then: tuple[Step, ...]
-
-
-class LimitTarget(TypedDict, total=False):
-    """What a "limit" claim tests: the device attribute that gives the maximum, and the verb asked for it."""
-
-    limit: str  # the attribute of ibv_device_attr: "max_qp_wr"
-    verb: str
-    needs: tuple[Cap, ...]
-
-
-class Params(TypedDict, total=False):
-    """A claim's kind-specific data (Claim.params) as a case's spec holds it, each key read by its kind."""
-
-    # kinds/calls.py
-    excused: tuple[tuple[str, ...], ...]  # ([variable, value,] errno, reason): a failure that decides nothing
-    then: Union[tuple[Step, ...], str]  # steps after the call; kinds/windows.py: what follows the bind
-    cycle: tuple[str, ...]  # "distinct": the variable's values to cycle through
-    cycle_var: str
-    cycle_needs: Mapping[str, tuple[Cap, ...]]
-    count: int
-    value: str  # the result path whose values must be distinct
-    gate: Cap
-    only: str  # "advertised" or "not-advertised"
-    advertised: Branch
-    otherwise: Branch
-    verb: str
-    target: Union[LimitTarget, str]  # "limit"; kinds/state_table.py: the state moved to
-    at: Mapping[str, Value]  # "limit": the call at the maximum, and the one above it
-    above: Mapping[str, Value]
-    # kinds/datapath.py, kinds/wr.py, kinds/windows.py, kinds/srq.py, kinds/events.py
-    opcode: str
-    srq: bool
-    peer: bool  # the receiver is on the second device (--rdma-peer), not on the device under test
-    qp_attrs: Mapping[str, Value]
-    seed: int
-    compare_add: int
-    swap: int
-    size: Union[int, str]  # bytes, or relative to the MTU ("2*mtu+1") or max_msg_sz
-    sges: int
-    inline: bool
-    fault: str
-    side: str
-    terminates: bool
-    statuses: tuple[str, ...]
-    queue: str
-    bad: int
-    problem: str
-    must_fail: bool
-    solicited_only: int
-    solicited: bool
-    expect_event: bool
-    setter: str
-    pieces: int
-    hold: bool
-    type: int
-    access: str
-    report: bool
-    where: str
-    probe: bool
-    posted: int
-    limit: int
-    until: str
-    # kinds/queries.py
-    relations: tuple[Relation, ...]
-    root: str
-    fields: Mapping[str, str]  # "relation": a field's name -> its path under the root
-    length: str
-    base: int
-    index: str
-    input: str
-    output: str
-
-
 class Spec(TypedDict, total=False):
     """What a case's kind runs (Case.spec): the claim's data with the case's axis values put in.
 
@@ -117,7 +38,7 @@ class Spec(TypedDict, total=False):
     needs: tuple[Cap, ...]
     when: tuple[Cap, ...]
     steps: tuple[Step, ...]
-    params: Params  # the kind's own data (Claim.params)
+    params: Mapping[str, object]  # the kind's own data (Claim.params), read as its schema (Check.params)
     vars: Axes
     # What a kind's expansion adds: kinds/counterpart.py,
     counterpart: str

@@ -19,7 +19,7 @@ from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.catalogue.validate import CatalogueError, validate
 from pytest_rdma.kinds import load as builtin_kinds
-from pytest_rdma.kinds.load import kind_schemas, known_kinds
+from pytest_rdma.kinds.load import kind_behaviours, kind_schemas, known_kinds, validation_key
 from pytest_rdma.kinds.registry import KINDS, install
 from pytest_rdma.report import usage_error
 from pytest_rdma.selection import device_list, no_device_error, validate_devices
@@ -79,10 +79,10 @@ def catalogue_of(options: settings.Settings, validated: bool = True) -> Catalogu
     extra = load_extra(options.catalogue_extra)
     verbs = CATALOGUE + extra
     # Validated once per version of the catalogue's sources (catalogue/validated.py), unless extended.
-    key = "" if extra else validated_sources.sources_key(known_kinds())
+    key = "" if extra else validated_sources.sources_key(validation_key())
     if validated and not (key and validated_sources.already_validated(key)):
         try:
-            validate(verbs, kinds=known_kinds(), schemas=kind_schemas())
+            validate(verbs, kinds=known_kinds(), schemas=kind_schemas(), behaviours=kind_behaviours())
         except CatalogueError as exc:
             raise pytest.UsageError(f"rdma_catalogue_extra: {exc}" if extra else str(exc)) from None
         if key:

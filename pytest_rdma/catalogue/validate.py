@@ -12,7 +12,7 @@ import difflib
 import errno as errno_module
 import re
 import string
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 
 from pytest_rdma.catalogue.model import (
     DIRECTIONS,
@@ -28,11 +28,13 @@ from pytest_rdma.catalogue.model import (
     Var,
     Verb,
 )
-from pytest_rdma.catalogue.params import schema_problems
+from pytest_rdma.catalogue.params import behaviour_problems, schema_problems
 from pytest_rdma.ibv.constants import VALUES
 from pytest_rdma.ibv.enums import ENUMS
 
 UNTESTABLE = "untestable"
+# Each kind with sub-behaviours: the params key that picks one -> the names registered (kinds/behaviours.py).
+Behaviours = Mapping[str, Mapping[str, Collection[str]]]
 FAMILIES = ("ibv", "det", "rdmacm")
 DEV_ROOTS = ("attr", "attr_ex", "port", "gid", "port_num", "gid_index", "name", "transport", "context", "process")
 
@@ -161,13 +163,19 @@ def _check_axes(verb: Verb, claim: Claim, where: str) -> Iterator[str]:
 
 
 def _check_claim(
-    verb: Verb, claim: Claim, kinds: frozenset[str], schemas: Mapping[str, type] | None = None
+    verb: Verb,
+    claim: Claim,
+    kinds: frozenset[str],
+    schemas: Mapping[str, type] | None = None,
+    behaviours: Behaviours | None = None,
 ) -> Iterator[str]:
     where = f"{verb.name}: claim {claim.id!r}"
     schema = (schemas or {}).get(claim.kind)
     if schema is not None:
         for problem in schema_problems(schema, claim.params):
             yield f"{where}: {problem}"
+    for problem in behaviour_problems(claim.params, (behaviours or {}).get(claim.kind, {}), claim.over):
+        yield f"{where}: {problem}"
     if claim.kind not in kinds:
         close = difflib.get_close_matches(claim.kind, kinds, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
@@ -229,7 +237,12 @@ def _check_contract(verb: Verb, contract: Contract, names: Mapping[str, Verb]) -
 
 
 def problems_of(
-    verb: Verb, *, kinds: frozenset[str], names: Mapping[str, Verb], schemas: Mapping[str, type] | None = None
+    verb: Verb,
+    *,
+    kinds: frozenset[str],
+    names: Mapping[str, Verb],
+    schemas: Mapping[str, type] | None = None,
+    behaviours: Behaviours | None = None,
 ) -> list[str]:
     """Everything wrong with one verb; `names` is the whole catalogue (for cross-references)."""
     out: list[str] = []
@@ -261,7 +274,7 @@ def problems_of(
         if claim.id in claim_ids:
             out.append(f"{verb.name}: claim {claim.id!r}: duplicate claim id")
         claim_ids.add(claim.id)
-        out.extend(_check_claim(verb, claim, kinds, schemas))
+        out.extend(_check_claim(verb, claim, kinds, schemas, behaviours))
         for step in (s for s in walk(claim) if isinstance(s, Step)):
             if step.verb not in names:
                 out.append(f"{verb.name}: claim {claim.id!r}: step calls {step.verb!r}, which is not in the catalogue")
@@ -280,10 +293,17 @@ def problems_of(
     return out
 
 
-def validate(catalogue: Iterable[Verb], *, kinds: Iterable[str], schemas: Mapping[str, type] | None = None) -> None:
+def validate(
+    catalogue: Iterable[Verb],
+    *,
+    kinds: Iterable[str],
+    schemas: Mapping[str, type] | None = None,
+    behaviours: Behaviours | None = None,
+) -> None:
     """Raise CatalogueError listing every problem of the catalogue, or return None.
 
-    `schemas`: each kind's params schema (catalogue/params.py), checked against its claims' params."""
+    `schemas`: each kind's params schema (catalogue/params.py), checked against its claims' params;
+    `behaviours`: for a kind with sub-behaviours, the params key that names one -> the names it knows."""
     verbs = tuple(catalogue)
     known = frozenset(kinds) | {UNTESTABLE}
     names: dict[str, Verb] = {}
@@ -293,6 +313,6 @@ def validate(catalogue: Iterable[Verb], *, kinds: Iterable[str], schemas: Mappin
             out.append(f"{verb.name}: name: described twice")
         names[verb.name] = verb
     for verb in verbs:
-        out.extend(problems_of(verb, kinds=known, names=names, schemas=schemas))
+        out.extend(problems_of(verb, kinds=known, names=names, schemas=schemas, behaviours=behaviours))
     if out:
         raise CatalogueError(out)

@@ -13,5 +13,9 @@ Modules, by what the kinds look at:
 - counterpart.py: verbs of an API family without a provider here;
 - check.py: the context every run gets (resources, calls, expectations);
 - state_machine.py: a resource's states and the walk between them, from its mover's tables;
-- registry.py: the registry and its decorator; load.py: every kind, registered.
+- registry.py: the registry and its decorator; load.py: every kind, registered;
+- behaviours.py: the registry of a kind's sub-behaviours, picked by a params key's name.
+
+A kind declares its claims' data as a frozen dataclass (`kind(name, params=Schema)`), read
+typed with `check.params(Schema)` (pytest_rdma/catalogue/params.py).
 """

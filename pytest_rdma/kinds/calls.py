@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
 
 from pytest_rdma.calls.record import Call
-from pytest_rdma.cases import Branch, LimitTarget
 from pytest_rdma.catalogue.model import Cap, Expect, Step, Value
 from pytest_rdma.kinds.check import Check, Observed
 from pytest_rdma.kinds.registry import kind
@@ -23,6 +23,62 @@ from pytest_rdma.observations import Errno, Problem, Repeated, Returned
 from pytest_rdma.outcomes import NotExercised, Unsupported
 
 ANY_ERRNO = "errno"  # an Error entry that names no specific errno
+
+# A failure that decides nothing: ([variable, value,] errno, reason); "*" for any errno.
+Excuse = tuple[str, ...]
+
+
+class Branch(TypedDict, total=False):
+    """One branch of a "gated" claim: the call where the device advertises the gate, or where it does not."""
+
+    call: Mapping[str, Value]
+    expect: tuple[Expect, ...]
+    then: tuple[Step, ...]
+
+
+class LimitTarget(TypedDict, total=False):
+    """What a "limit" claim tests: the device attribute that gives the maximum, and the verb asked for it."""
+
+    limit: str  # the attribute of ibv_device_attr: "max_qp_wr"
+    verb: str
+    needs: tuple[Cap, ...]
+
+
+@dataclass(frozen=True)
+class SucceedsParams:
+    then: tuple[Step, ...] = ()  # calls after the claim's own, and what they must do
+    excused: tuple[Excuse, ...] = ()
+
+
+@dataclass(frozen=True)
+class RefusedParams:
+    then: tuple[Step, ...] = ()  # calls that show what the refused call touched is still usable
+
+
+@dataclass(frozen=True)
+class DistinctParams:
+    count: int  # how many live results
+    value: str  # the result path whose values must be distinct
+    cycle: tuple[str, ...] = ()  # the variable's values to cycle through (the device's, of them)
+    cycle_var: str = "qp_type"
+    cycle_needs: Mapping[str, tuple[Cap, ...]] = field(default_factory=dict)  # a value -> what it needs
+
+
+@dataclass(frozen=True)
+class GatedParams:
+    gate: Cap
+    only: Literal["", "advertised", "not-advertised"] = ""  # the claim is about one side of the gate only
+    advertised: Branch = field(default_factory=Branch)
+    otherwise: Branch = field(default_factory=Branch)
+    verb: str = ""  # the verb called, when not the claim's own
+
+
+@dataclass(frozen=True)
+class LimitParams:
+    target: LimitTarget
+    at: Mapping[str, Value]  # the call at the maximum (the axis "where": at)
+    above: Mapping[str, Value]  # and the one above it
+    excused: tuple[Excuse, ...] = ()
 
 
 def prepare(check: Check) -> None:
@@ -45,10 +101,10 @@ def allowed_errnos(check: Check) -> tuple[str, ...]:
     return tuple(e.errno for e in check.verb.errors if e.errno != ANY_ERRNO)
 
 
-def excused(check: Check, call: Call) -> str:
-    """Why a failure of this call does not decide the claim (the source allows it), or ""."""
+def excused(check: Check, call: Call, excuses: Sequence[Excuse]) -> str:
+    """Why a failure of this call does not decide the claim (the source allows it, `excuses`), or ""."""
     variables = check.spec.get("vars", {})
-    for rule in check.spec.get("params", {}).get("excused", ()):
+    for rule in excuses:
         *when, errno, reason = rule
         if when and variables.get(when[0]) != when[1]:
             continue
@@ -94,12 +150,12 @@ def provider_answered(call: Call) -> bool:
     return call.route.startswith("provider:") and bool(call.owner) and not call.owner.startswith("libibverbs")
 
 
-def expect_success(check: Check, call: Call) -> None:
+def expect_success(check: Check, call: Call, excuses: Sequence[Excuse] = ()) -> None:
     # ok is None for a verb that cannot fail (void, or a plain value such as a string or a rate).
     if call.ok or call.ok is None:
         return
     not_supported(check, call)
-    reason = excused(check, call)
+    reason = excused(check, call, excuses)
     if reason:
         raise NotExercised(f"{call.verb} failed with {call.errno_name}, which does not decide this claim: {reason}")
     raise check.failure(call, f"{call.verb} succeeds")
@@ -132,24 +188,24 @@ def expect_around(check: Check, call: Call, expects: Sequence[Expect], steps: Se
     check.expect(call, [e for e in expects if e.left.split(".")[0] in later])
 
 
-@kind("succeeds")
+@kind("succeeds", params=SucceedsParams)
 def succeeds(check: Check) -> None:
     """The call succeeds and what it returns or writes back satisfies every expectation."""
+    p = check.params(SucceedsParams)
     prepare(check)
     call = check.call()
-    expect_success(check, call)
-    # The claim's expectations and `then` steps (a str only in the state table's and the windows' kinds).
-    expects = cast("tuple[Expect, ...]", check.spec.get("expect", ()))
-    expect_around(check, call, expects, cast("tuple[Step, ...]", check.spec.get("params", {}).get("then", ())))
+    expect_success(check, call, p.excused)
+    expect_around(check, call, check.expects(), p.then)
 
 
-@kind("refused")
+@kind("refused", params=RefusedParams)
 def refused(check: Check) -> None:
     """The call with an invalid argument is refused with an errno the source allows.
 
     Expectations, if any, are over the refused call (the code a verb returned, an out parameter
     it must leave alone); `then` steps show that what it touched stays usable.
     """
+    p = check.params(RefusedParams)
     prepare(check)
     call = check.call()
     if call.failed and call.errno_name not in check.spec.get("errnos", ()) and not provider_answered(call):
@@ -157,34 +213,33 @@ def refused(check: Check) -> None:
         # missing op, or the library), says nothing about the invalid argument.
         not_supported(check, call)
     expect_refusal(check, call)
-    # The claim's expectations and `then` steps (a str only in the state table's and the windows' kinds).
-    check.expect(call, cast("tuple[Expect, ...]", check.spec.get("expect", ())))
-    then(check, cast("tuple[Step, ...]", check.spec.get("params", {}).get("then", ())))
+    check.expect(call, check.expects())
+    then(check, p.then)
 
 
-@kind("distinct")
+@kind("distinct", params=DistinctParams)
 def distinct(check: Check) -> None:
     """Many calls: each result satisfies the expectations, no two are alike, and each is destroyed with 0."""
+    p = check.params(DistinctParams)
     prepare(check)
-    params = check.spec["params"]
-    rotation = _rotation(check, params.get("cycle", ()))
+    rotation = _rotation(check, p)
     if len(rotation) == 1:
         check.require_vars(check.case.verb, check.spec.get("vars", {}))
     values: list[Observed] = []
     calls: list[Call] = []
-    for index in range(int(params["count"])):
+    for index in range(p.count):
         variables = {**check.spec.get("vars", {}), **rotation[index % len(rotation)]}
         call = check.calls.invoke(check.case.verb, check.spec.get("call", {}), variables=variables)
         expect_success(check, call)
-        check.expect(call, cast("tuple[Expect, ...]", check.spec.get("expect", ())))  # the claim's
+        check.expect(call, check.expects())
         calls.append(call)
-        values.append(check.read(call, params["value"]))
+        values.append(check.read(call, p.value))
     # The values of one result path are of one type (numbers, or names), which sort.
     repeated = sorted({v for v in values if values.count(v) > 1})  # type: ignore[type-var]
     if repeated:
         second = values.index(repeated[0], values.index(repeated[0]) + 1)
         raise check.deviation(
-            f"{len(values)} live results have distinct {params['value']}",
+            f"{len(values)} live results have distinct {p.value}",
             f"repeated: {repeated[:8]}",
             Repeated(tuple(repeated[:8])),
             calls[second],
@@ -195,35 +250,34 @@ def distinct(check: Check) -> None:
         raise check.failure(failed[0], f"{failed[0].verb} of each one returns 0")
 
 
-def _rotation(check: Check, cycle: Sequence[str]) -> list[dict[str, Value]]:
+def _rotation(check: Check, p: DistinctParams) -> list[dict[str, Value]]:
     """The QP types (or other variable values) to cycle through, keeping only what the device advertises."""
+    cycle = p.cycle
     if not cycle:
         return [{}]
-    name = check.spec["params"].get("cycle_var", "qp_type")
-    needs = check.spec["params"].get("cycle_needs", {})
-    kept = [value for value in cycle if not any(check.dut.missing(cap) for cap in needs.get(value, ()))]
+    kept = [value for value in cycle if not any(check.dut.missing(cap) for cap in p.cycle_needs.get(value, ()))]
     if len(kept) < 2:
         shown = ", ".join(str(value).removeprefix("IBV_QPT_") for value in cycle)
         raise Unsupported(f"the device advertises fewer than two of {shown}, so there is no mix")
-    return [{name: value} for value in kept]
+    return [{p.cycle_var: value} for value in kept]
 
 
-@kind("gated")
+@kind("gated", params=GatedParams)
 def gated(check: Check) -> None:
     """Where the device advertises the capability the call succeeds; where it does not, it is refused."""
+    p = check.params(GatedParams)
     check.require_transport()
     check.require(check.spec.get("needs", ()))
-    params = check.spec["params"]
-    gate: Cap = params["gate"]
+    gate = p.gate
     missing = check.dut.missing(gate)
-    only = params.get("only", "")
+    only = p.only
     if only == "advertised" and missing:
         raise Unsupported(missing, gate)
     if only == "not-advertised" and not missing:
         raise Unsupported(f"{gate.attr} is advertised: the claim is about devices without it")
     check.run_steps(check.spec.get("steps", ()))
-    branch = cast(Branch, params.get("otherwise" if missing else "advertised", {}))  # the branch named
-    call = check.call(branch.get("call", {}), verb=params.get("verb", ""))
+    branch = p.otherwise if missing else p.advertised
+    call = check.call(branch.get("call", {}), verb=p.verb)
     if missing:
         expect_refusal(check, call, f"the device reports {missing}")
         return
@@ -231,20 +285,20 @@ def gated(check: Check) -> None:
     expect_around(check, call, branch.get("expect", ()), branch.get("then", ()))
 
 
-@kind("limit")
+@kind("limit", params=LimitParams)
 def limit(check: Check) -> None:
     """A request at the device's maximum is honoured (NOTES lets it fail for memory); one above is refused."""
+    p = check.params(LimitParams)
     check.require_transport()
-    params = check.spec["params"]
-    target = cast(LimitTarget, params["target"])  # a limit claim's: the attribute and the verb
+    target = p.target
     check.require(tuple(target.get("needs", ())) + tuple(check.spec.get("needs", ())))
     where = check.spec["vars"]["where"]
-    maximum = int(cast(int, check.fact(f"attr.{target['limit']}")))  # a maximum of ibv_device_attr
+    maximum = check.number(f"attr.{target['limit']}")  # a maximum of ibv_device_attr
     if where == "above" and maximum >= C_INT_MAX:
         raise NotExercised(f"{target['limit']} = {maximum}: no larger request fits the parameter's C type")
-    call = check.call(params[where], verb=target["verb"])  # type: ignore[literal-required]  # the axis: at or above
+    call = check.call(p.at if where == "at" else p.above, verb=target["verb"])
     if where == "at":
-        expect_success(check, call)
+        expect_success(check, call, p.excused)
     else:
         expect_refusal(check, call, f"{target['limit']} = {maximum} is the device's maximum")
 

@@ -24,7 +24,7 @@ from pytest_rdma.calls.record import Call
 from pytest_rdma.catalogue.model import Need, Value
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
-from pytest_rdma.kinds.datapath import QUIET, Scenario
+from pytest_rdma.kinds.datapath import QUIET, PairParams, Scenario
 from pytest_rdma.kinds.events import CQ_ERR, take_async_event
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import WorkRequest
@@ -41,9 +41,9 @@ QUEUES = {
 }
 
 
-@dataclass(frozen=True)
-class CapacityParams:
-    """A capacity claim's data."""
+@dataclass(frozen=True, kw_only=True)
+class CapacityParams(PairParams):
+    """A capacity claim's data, beside its pair's."""
 
     queue: str  # "send", "recv", "srq_recv": the queue filled; "cq": the completion queue
     size: int = 4  # the entries the queue is asked for (what it reports back is what counts)
@@ -55,10 +55,10 @@ def capacity(check: Check) -> None:
     prepare(check)
     wanted = check.params(CapacityParams)
     if wanted.queue == "cq":
-        _cq_capacity(check, wanted.size)
+        _cq_capacity(check, wanted)
         return
     man, cap = QUEUES[wanted.queue]
-    scenario = Scenario(check)
+    scenario = Scenario(check, wanted)
     if wanted.queue == "srq_recv":
         scenario.srq = check.resource(Need("srq", spec={"srq_init_attr.attr.max_wr": wanted.size}, label="capacity"))
     scenario.build(size=16, queue_size=wanted.size, pair_options={"send_cqe": DRAIN_ROOM})
@@ -170,10 +170,10 @@ def _drain(scenario: Scenario, queue: str, count: int, first_id: int, man: str) 
         )
 
 
-def _cq_capacity(check: Check, size: int) -> None:
+def _cq_capacity(check: Check, wanted: CapacityParams) -> None:
     """A CQ filled to exactly its cqe by signalled WRITEs, none polled: no overrun, all there, still usable."""
-    scenario = Scenario(check)  # params opcode: IBV_WR_RDMA_WRITE, which needs no receive
-    scenario.build(size=16, queue_size=16, pair_options={"send_cqe": size})
+    scenario = Scenario(check, wanted)  # params opcode: IBV_WR_RDMA_WRITE, which needs no receive
+    scenario.build(size=16, queue_size=16, pair_options={"send_cqe": wanted.size})
     cq = scenario.pair.send_cq
     holds = int(read_object(cq)["cqe"])
     room = _reported(check, scenario, "send")

@@ -16,6 +16,7 @@ from typing import TypeVar, cast
 
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.readback import made, number
 from pytest_rdma.calls.record import Call, Field, Handle, Readback, Sym
 from pytest_rdma.calls.values import Unresolved, read_path
 from pytest_rdma.cases import Axes, Case, Spec
@@ -101,8 +102,23 @@ class Check:
         self.subject: Handle | None = None  # the object a state walk is modifying (Ref("self"))
 
     def params(self, schema: type[P]) -> P:
-        """The claim's data, its axis values put in, as the kind's declared schema (catalogue/params.py)."""
-        return read_params(schema, self.spec.get("params", {}))
+        """The claim's data, its axis values put in, as the kind's declared schema (catalogue/params.py).
+
+        Data that does not fit (a value of another type once the axes are put in) is the catalogue's
+        error: ValueError naming the claim and the field."""
+        try:
+            return read_params(schema, self.spec.get("params", {}))
+        except ValueError as exc:
+            raise ValueError(f"{self.case.verb}: claim {self.case.claim!r}: {exc}") from None
+
+    def expects(self) -> tuple[Expect, ...]:
+        """The claim's expectations (a state-table case's `expect` is its verdict, not expectations)."""
+        expect = self.spec.get("expect", ())
+        return () if isinstance(expect, str) else expect
+
+    def number(self, path: str) -> int:
+        """A device fact that is a number (an attribute's maximum, a table's length, an enum's value)."""
+        return number(self.fact(path), path)
 
     # -- the two devices of a two-device check ------------------------------------------------
     @contextmanager
@@ -175,7 +191,7 @@ class Check:
                 call,
                 ref=f"{producer.man} RETURN VALUE",
             )
-        handle = cast(Handle, call.result)  # what the producer made: it succeeded (call.ok)
+        handle = made(call)  # it succeeded (call.ok)
         if need.state:
             walk(self, handle, StateMachine.of(self.catalogue, need.kind), need.state, variables)
         return handle
@@ -249,8 +265,9 @@ class Check:
         """Unsupported where a variable picks something the device does not advertise (a QP type)."""
         needs = self.catalogue[verb].tables.get("needs", {})
         for name, value in variables.items():
-            if name in needs:  # only variables with a needs table: others may hold unhashable structs
-                self.require(needs[name].get(cast(str, value), ()))  # such a variable names an enum member
+            # Only variables with a needs table, whose values name enum members (others may hold structs).
+            if name in needs and isinstance(value, str):
+                self.require(needs[name].get(value, ()))
 
     def read(self, call: Call, left: str) -> Observed:
         """A path into a call's results: "ret", "ret.cqe", "<param>.<field>", "<step>.<path>".
@@ -294,7 +311,8 @@ class Check:
                 return names
             device = Handle(f"{listed.name}[{index}]", "device", "struct ibv_device *", address)
             call = self.calls.invoke("ibv_get_device_name", {"device": device}, phase="readback")
-            names.append(cast(bytes, call.value or b"").decode())  # a const char *
+            name = call.value  # a const char *
+            names.append(name.decode() if isinstance(name, bytes) else "")
             index += 1
 
     def value_of(self, call: Call, right: Value, *, address: bool = False) -> Observed:

@@ -22,15 +22,19 @@ from __future__ import annotations
 import select
 import socket
 import time
-from collections.abc import Mapping, Sequence
-from typing import cast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Literal, TypedDict
 
 from pytest_rdma.calls.invoke import out_address
 from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.readback import number, number_at
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_expr, flag_value
 from pytest_rdma.catalogue.model import Need, Opcode, Value
 from pytest_rdma.ibv.enums import ENUMS
+from pytest_rdma.kinds.behaviours import Behaviours
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.registry import kind
@@ -67,6 +71,57 @@ QUIET = 1.0  # seconds an event that must not come is waited for, once its compl
 MAX_PAYLOAD = 1 << 22  # the largest message the lab registers (max_msg_sz may be 2^31)
 
 
+@dataclass(frozen=True, kw_only=True)
+class PairParams:
+    """What a data-path claim may say about its pair (Scenario): every data-path kind's params have these."""
+
+    opcode: str = "IBV_WR_SEND"  # IBV_WR_*, where the claim has no "opcode" axis
+    peer: bool = False  # the receiver is on the second device (--rdma-peer), not on the device under test
+    srq: bool = False  # the receiver takes its receives from a shared receive queue
+    qp_attrs: Mapping[str, Value] | None = None  # attributes of the pair's QPs other than the defaults
+    seed: int = 1  # of the payload
+    compare_add: int = 0  # an atomic's operands
+    swap: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TransferParams(PairParams):
+    size: int | str = 64  # bytes, or relative to the MTU ("2*mtu+1") or max_msg_sz
+    sges: int = 1
+    inline: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccessFaultParams(PairParams):
+    fault: str  # which rule the WR breaks: a name of FAULTS
+    size: int = 64
+    side: Literal["send", "recv"] = "send"  # whose completion carries the status
+    terminates: bool = False  # iWARP: judged by the data placed and the requester's QP, not the status
+    statuses: tuple[str, ...] = ()  # the statuses the source gives for it
+
+
+@dataclass(frozen=True, kw_only=True)
+class PostRefusedParams(PairParams):
+    queue: Literal["send", "recv", "srq_recv"]
+    problem: str  # what the QP cannot take: a name of PROBLEMS
+    count: int = 3  # WRs in the list
+    bad: int = 1  # the one it cannot take
+    must_fail: bool = False  # the page says the post itself fails (not a later completion)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlushParams(PairParams):
+    count: int = 3
+
+
+@dataclass(frozen=True, kw_only=True)
+class NotifyParams(PairParams):
+    solicited_only: int = 0  # ibv_req_notify_cq's argument
+    solicited: bool = False  # the send asks for a solicited event
+    fault: Literal["", "recv-too-small"] = ""  # the receive completes in error
+    expect_event: bool = True
+
+
 def opcode_of(check: Check, opcode: str) -> Opcode:
     return check.catalogue["ibv_post_send"].tables["opcodes"][opcode]
 
@@ -77,7 +132,7 @@ def size_of(check: Check, traffic: Traffic, size: Value) -> int:
         return size
     text = str(size)
     if text.startswith("max_msg"):
-        maximum = int(cast(int, check.fact("port.max_msg_sz")))
+        maximum = check.number("port.max_msg_sz")
         if maximum > MAX_PAYLOAD:
             raise NotExercised(
                 f"port.max_msg_sz = {maximum}: a message that large is more than this check registers "
@@ -87,35 +142,35 @@ def size_of(check: Check, traffic: Traffic, size: Value) -> int:
     return int(eval(text, {"__builtins__": {}}, {"mtu": traffic.mtu()}))  # noqa: S307 - catalogue data, not input
 
 
-def status_name(value: int) -> str:
-    return {v: k for k, v in ENUMS["ibv_wc_status"].items()}.get(value, str(value))
+def status_name(value: int | None) -> str:
+    return str(value) if value is None else {v: k for k, v in ENUMS["ibv_wc_status"].items()}.get(value, str(value))
 
 
-def opcode_name(value: int) -> str:
-    return {v: k for k, v in ENUMS["ibv_wc_opcode"].items()}.get(value, str(value))
+def opcode_name(value: int | None) -> str:
+    return str(value) if value is None else {v: k for k, v in ENUMS["ibv_wc_opcode"].items()}.get(value, str(value))
 
 
 class Scenario:
     """One case's pair, buffers and work requests, built from the case's params."""
 
-    def __init__(self, check: Check) -> None:
+    def __init__(self, check: Check, params: PairParams) -> None:
         self.check = check
-        self.params = check.spec["params"]
+        self.params = params
         self.vars = check.spec["vars"]
         self.traffic = Traffic(check)
         # The axes, where the claim has them, give the opcode (IBV_WR_*) and the QP type (IBV_QPT_*).
-        self.opcode = cast(str, self.vars.get("opcode") or self.params.get("opcode", "IBV_WR_SEND"))
+        self.opcode = str(self.vars.get("opcode") or params.opcode)
         self.op = opcode_of(check, self.opcode)
-        self.qp_type = cast(str, self.vars.get("qp_type", "IBV_QPT_RC"))
+        self.qp_type = str(self.vars.get("qp_type", "IBV_QPT_RC"))
         self.ud = self.qp_type == "IBV_QPT_UD"
         # params "peer": the receiver's end is on the second device; what it uses is made there.
-        self.peer = bool(self.params.get("peer"))
+        self.peer = params.peer
         self.receiver_side = "peer" if self.peer else "dut"
         if self.peer:
             self.traffic.require_peer()
         # params "srq": the receiver takes its receives from a shared receive queue, posted there.
         self.srq: Handle | None = None
-        if self.params.get("srq"):
+        if params.srq:
             with check.on(self.receiver_side):
                 self.srq = check.resource(Need("srq"))
 
@@ -141,13 +196,13 @@ class Scenario:
             self.qp_type,
             cap=cap,
             recv_channel=recv_channel,
-            overrides=self.params.get("qp_attrs"),
+            overrides=self.params.qp_attrs,
             srq=self.srq,
             peer=self.peer,
             **(pair_options or {}),
         )
         self.size = size
-        seed = int(self.params.get("seed", 1))
+        seed = self.params.seed
         # The side the data starts on holds the payload: the local buffer, or the remote one for a READ.
         local_seed, remote_seed = (None, seed) if self.op.get("data") == "local" else (seed, None)
         self.local = t.mr(max(size, 8), "IBV_ACCESS_LOCAL_WRITE", "local", local_seed)
@@ -205,8 +260,8 @@ class Scenario:
         if "ATOMIC" in self.opcode:
             wr["wr.atomic.remote_addr"] = field(self.remote, "addr", self.check, remote_offset)
             wr["wr.atomic.rkey"] = rkey if rkey is not None else field(self.remote, "rkey", self.check)
-            wr["wr.atomic.compare_add"] = self.params.get("compare_add", 0)
-            wr["wr.atomic.swap"] = self.params.get("swap", 0)
+            wr["wr.atomic.compare_add"] = self.params.compare_add
+            wr["wr.atomic.swap"] = self.params.swap
         if self.ud:
             wr["wr.ud.ah"] = self.pair.ah
             wr["wr.ud.remote_qpn"] = field(self.pair.receiver, "qp_num", self.check)
@@ -221,9 +276,10 @@ class Scenario:
     def expect_wc(self, wc: Completion, fields: Mapping[str, Value], side: str) -> None:
         """Each field of a work completion is what the pages say it must be."""
         for name, want in fields.items():
-            got = cast("int | None", wc.get(name))  # a field of struct ibv_wc: a number
+            read = wc.get(name)
+            got = read if isinstance(read, int) else None  # a field of struct ibv_wc: a number
             if name == "wc_flags":
-                want_bits = flag_expr(want).value if isinstance(want, str) else int(cast(int, want))  # or a number
+                want_bits = flag_expr(want).value if isinstance(want, str) else number(want, name)
                 if int(got or 0) & want_bits == want_bits:
                     continue
             elif isinstance(want, str):
@@ -232,13 +288,7 @@ class Scenario:
             elif got == want:
                 continue
             # Every completion has a status and an opcode: a number there.
-            shown = (
-                status_name(cast(int, got))
-                if name == "status"
-                else opcode_name(cast(int, got))
-                if name == "opcode"
-                else got
-            )
+            shown = status_name(got) if name == "status" else opcode_name(got) if name == "opcode" else got
             raise self.check.deviation(
                 f"the {side} completion's {name} is {want}",
                 f"{name} = {shown}" + (f" (vendor_err {wc.get('vendor_err')})" if name == "status" else ""),
@@ -295,7 +345,7 @@ def _expect_data(scenario: Scenario) -> None:
     if got != sent:
         first = next(i for i, (a, b) in enumerate(zip(got, sent)) if a != b)
         raise scenario.check.deviation(
-            f"the {size} bytes that arrive are the bytes sent (seed {scenario.params.get('seed', 1)})",
+            f"the {size} bytes that arrive are the bytes sent (seed {scenario.params.seed})",
             f"byte {first} differs ({got[first]:#04x}, sent {sent[first]:#04x})",
             Differs(first, target.name, offset, source.name, size),
             scenario.check.calls.log[-1],
@@ -303,15 +353,14 @@ def _expect_data(scenario: Scenario) -> None:
         )
 
 
-@kind("transfer")
+@kind("transfer", params=TransferParams)
 def transfer(check: Check) -> None:
     """A valid work request completes on both sides with the fields the pages give, and the data arrives intact."""
+    p = check.params(TransferParams)
     prepare(check)
-    scenario = Scenario(check)
-    params = check.spec["params"]
-    size = size_of(check, scenario.traffic, check.spec["vars"].get("size", params.get("size", 64)))
-    sges = int(params.get("sges", 1))
-    inline = bool(params.get("inline"))
+    scenario = Scenario(check, p)
+    size = size_of(check, scenario.traffic, check.spec["vars"].get("size", p.size))
+    sges, inline = p.sges, p.inline
     scenario.build(size=size, sges=sges, inline=inline)
     scenario.post_recv()
     flags = ["IBV_SEND_SIGNALED", *(["IBV_SEND_INLINE"] if inline else [])]
@@ -324,36 +373,71 @@ def transfer(check: Check) -> None:
     _expect_data(scenario)
 
 
-@kind("access-fault")
+class WrongWr(TypedDict, total=False):
+    """What an access fault changes in the WR it sends (Scenario.send_wr's arguments)."""
+
+    lkey: Value
+    rkey: Value
+    remote_offset: int
+
+
+# An access fault: builds the pair (`size` bytes) as the fault needs it, and says what of the WR is wrong.
+Fault = Callable[[Scenario, int], WrongWr]
+FAULTS: Behaviours[Fault] = Behaviours("fault")
+
+
+@FAULTS.register("remote-no-access")
+def _remote_no_access(scenario: Scenario, size: int) -> WrongWr:
+    """The target region grants no remote access."""
+    scenario.build(size=size, remote_access="IBV_ACCESS_LOCAL_WRITE")
+    return {}
+
+
+@FAULTS.register("recv-too-small")
+def _recv_too_small(scenario: Scenario, size: int) -> WrongWr:
+    """The receive buffer holds half the message."""
+    scenario.build(size=size, recv_size=size // 2)
+    return {}
+
+
+# A key the device did not hand out: the real one moved far off, kept relative to it so that
+# the reproducer's key is as wrong in its own run.
+@FAULTS.register("bad-rkey")
+def _bad_rkey(scenario: Scenario, size: int) -> WrongWr:
+    scenario.build(size=size)
+    return {"rkey": field(scenario.remote, "rkey", scenario.check, KEY_SHIFT)}
+
+
+@FAULTS.register("bad-lkey")
+def _bad_lkey(scenario: Scenario, size: int) -> WrongWr:
+    scenario.build(size=size)
+    return {"lkey": field(scenario.local, "lkey", scenario.check, KEY_SHIFT)}
+
+
+@FAULTS.register("out-of-bounds")
+def _out_of_bounds(scenario: Scenario, size: int) -> WrongWr:
+    """The remote address runs over the region's end."""
+    scenario.build(size=size)
+    return {"remote_offset": max(scenario.room - size // 2, 8)}
+
+
+@kind("access-fault", params=AccessFaultParams, behaviours=(FAULTS,))
 def access_fault(check: Check) -> None:
     """A work request that breaks a protection or access rule completes with the status given for it."""
+    p = check.params(AccessFaultParams)
     prepare(check)
-    scenario = Scenario(check)
-    params = check.spec["params"]
-    fault = params["fault"]
-    size = int(params.get("size", 64))
-    remote_access = "IBV_ACCESS_LOCAL_WRITE" if fault == "remote-no-access" else None
-    recv_size = size // 2 if fault == "recv-too-small" else None
-    scenario.build(size=size, remote_access=remote_access, recv_size=recv_size)
+    scenario = Scenario(check, p)
+    size = p.size
+    wrong = FAULTS[p.fault](scenario, size)
     scenario.post_recv()
-    rkey = lkey = None
-    remote_offset = 0
-    # A key the device did not hand out: the real one moved far off, kept relative to it so that
-    # the reproducer's key is as wrong in its own run.
-    if fault == "bad-rkey":
-        rkey = field(scenario.remote, "rkey", check, KEY_SHIFT)
-    if fault == "bad-lkey":
-        lkey = field(scenario.local, "lkey", check, KEY_SHIFT)
-    if fault == "out-of-bounds":
-        remote_offset = max(scenario.room - size // 2, 8)
-    scenario.post_send(scenario.send_wr(lkey=lkey, rkey=rkey, remote_offset=remote_offset))
-    side = params.get("side", "send")
+    scenario.post_send(scenario.send_wr(**wrong))
+    side = p.side
     cq = scenario.pair.send_cq if side == "send" else scenario.pair.recv_cq
     (wc,) = scenario.traffic.poll(cq, 1)
-    if params.get("terminates"):
+    if p.terminates:
         _expect_terminated(scenario, size)
         return
-    statuses = tuple(params["statuses"])
+    statuses = p.statuses
     got = status_name(int(wc["status"]))
     if got not in statuses:
         raise check.deviation(
@@ -388,7 +472,7 @@ def _expect_terminated(scenario: Scenario, size: int) -> None:
         read = check.calls.invoke(
             "ibv_query_qp", {"qp": scenario.pair.sender, "attr_mask": "IBV_QP_STATE"}, phase="readback"
         )
-        state = int(cast("Mapping[str, int]", read.outs["attr"])["qp_state"]) if read.ok else None  # ibv_qp_attr
+        state = number_at(read.outs["attr"], "qp_state") if read.ok else None  # struct ibv_qp_attr
         if state is not None and state != flag_value("IBV_QPS_RTS"):
             return
         if time.monotonic() > deadline:
@@ -411,47 +495,75 @@ def status_source(check: Check) -> str:
     return cited[0] if cited else check.case.sources[0].text
 
 
-@kind("post-refused")
+@dataclass
+class Refusal:
+    """The list a refused post sends: `count` WRs, the one at `bad` with too many SGEs or inline data."""
+
+    count: int
+    bad: int
+    too_many: int = 0  # SGEs of the bad WR (0: one)
+    inline: WorkRequest = dataclass_field(default_factory=dict)  # what the bad WR carries inline
+
+
+# What the QP cannot take: readies the pair (built, its QP `qp`) and says which list to post.
+PostProblem = Callable[[Scenario, Handle, PostRefusedParams], Refusal]
+PROBLEMS: Behaviours[PostProblem] = Behaviours("problem")
+
+
+@PROBLEMS.register("over-max-wr")
+def _over_max_wr(scenario: Scenario, qp: Handle, p: PostRefusedParams) -> Refusal:
+    """One WR more than the queue holds, in one list: the WR past its max_wr is the refused one."""
+    if p.queue != "srq_recv" or scenario.srq is None:
+        raise ValueError("problem over-max-wr is written for queue srq_recv with params srq")
+    count = _srq_max_wr(scenario.check, scenario.srq) + 1
+    if count > 1 << 14:
+        raise NotExercised(f"the SRQ holds {count - 1} WRs: a list longer than that is more than this check posts")
+    return Refusal(count, count - 1)
+
+
+@PROBLEMS.register("sge-over-max")
+def _sge_over_max(scenario: Scenario, qp: Handle, p: PostRefusedParams) -> Refusal:
+    """The bad WR has one SGE more than the queue's max_*_sge."""
+    return Refusal(p.count, p.bad, too_many=_cap_of(scenario.check, qp, f"max_{p.queue}_sge") + 1)
+
+
+@PROBLEMS.register("inline-over-max")
+def _inline_over_max(scenario: Scenario, qp: Handle, p: PostRefusedParams) -> Refusal:
+    """The bad WR carries one byte more inline than the QP's max_inline_data."""
+    length = _cap_of(scenario.check, qp, "max_inline_data") + 1
+    if length > 1 << 16:
+        raise NotExercised(f"max_inline_data = {length - 1}: a longer inline message is more than this check sends")
+    big = scenario.traffic.mr(length, "IBV_ACCESS_LOCAL_WRITE", "inline", seed=17)
+    inline: WorkRequest = {
+        "sg_list": (scenario.traffic.sge(big, length),),
+        "num_sge": 1,
+        "send_flags": "IBV_SEND_SIGNALED | IBV_SEND_INLINE",
+    }
+    return Refusal(p.count, p.bad, inline=inline)
+
+
+@PROBLEMS.register("state-reset")
+def _state_reset(scenario: Scenario, qp: Handle, p: PostRefusedParams) -> Refusal:
+    """The QP is moved back to RESET first."""
+    check = scenario.check
+    machine = StateMachine.of(check.catalogue, "qp")
+    moved = check.modify(qp, machine, "RTS", "RESET", (machine.state_flag,), phase="setup")
+    if not moved.ok:
+        raise NotExercised(f"could not move the QP to RESET (errno {moved.errno_name})")
+    return Refusal(p.count, p.bad)
+
+
+@kind("post-refused", params=PostRefusedParams, behaviours=(PROBLEMS,))
 def post_refused(check: Check) -> None:
     """A post with a WR the QP cannot take: a positive errno, *bad_wr at that WR, and only the WRs before it posted."""
+    p = check.params(PostRefusedParams)
     prepare(check)
-    scenario = Scenario(check)
-    params = check.spec["params"]
-    queue, count, bad, problem = (
-        params["queue"],
-        int(params.get("count", 3)),
-        int(params.get("bad", 1)),
-        params["problem"],
-    )
+    scenario = Scenario(check, p)
+    queue, problem = p.queue, p.problem
     scenario.build(size=16)
     qp = scenario.pair.sender if queue == "send" else scenario.pair.receiver
-    too_many = 0
-    inline: WorkRequest = {}
-    if problem == "over-max-wr":
-        # One WR more than the queue holds, in one list: the WR past its max_wr is the refused one.
-        if queue != "srq_recv" or scenario.srq is None:
-            raise ValueError("problem over-max-wr is written for queue srq_recv with params srq")
-        count = _srq_max_wr(check, scenario.srq) + 1
-        bad = count - 1
-        if count > 1 << 14:
-            raise NotExercised(f"the SRQ holds {count - 1} WRs: a list longer than that is more than this check posts")
-    elif problem == "sge-over-max":
-        too_many = _cap_of(check, qp, f"max_{queue}_sge") + 1
-    elif problem == "inline-over-max":
-        length = _cap_of(check, qp, "max_inline_data") + 1
-        if length > 1 << 16:
-            raise NotExercised(f"max_inline_data = {length - 1}: a longer inline message is more than this check sends")
-        big = scenario.traffic.mr(length, "IBV_ACCESS_LOCAL_WRITE", "inline", seed=17)
-        inline = {
-            "sg_list": (scenario.traffic.sge(big, length),),
-            "num_sge": 1,
-            "send_flags": "IBV_SEND_SIGNALED | IBV_SEND_INLINE",
-        }
-    elif problem == "state-reset":
-        machine = StateMachine.of(check.catalogue, "qp")
-        moved = check.modify(qp, machine, "RTS", "RESET", (machine.state_flag,), phase="setup")
-        if not moved.ok:
-            raise NotExercised(f"could not move the QP to RESET (errno {moved.errno_name})")
+    refusal = PROBLEMS[problem](scenario, qp, p)
+    count, bad, too_many, inline = refusal.count, refusal.bad, refusal.too_many, refusal.inline
     wrs = []
     for index in range(count):
         sg = scenario.traffic.sge(scenario.local if queue == "send" else scenario.remote, 16)
@@ -466,7 +578,7 @@ def post_refused(check: Check) -> None:
     else:
         call = (scenario.traffic.post_send if queue == "send" else scenario.traffic.post_recv)(qp, wrs)
     ref = f"ibv_post_{queue}(3) RETURN VALUE"
-    if call.ok and not params.get("must_fail"):
+    if call.ok and not p.must_fail:
         # The pages let a provider find a bad WR later, when it executes it: a post that takes it
         # says nothing about what a failing post returns.
         raise NotExercised(f"the post of WR {bad} ({problem}) succeeded: nothing failed at post time")
@@ -477,7 +589,7 @@ def post_refused(check: Check) -> None:
     if call.problem:
         raise check.deviation("a positive errno value", call.outcome_text(), Problem(call.problem), call, ref=ref)
     # *bad_wr as the call layer reads it back: {"index": n} (an element of the list posted), or None.
-    got = cast("Mapping[str, int]", call.outs.get("bad_wr") or {}).get("index")
+    got = number_at(call.outs["bad_wr"], "index") if call.outs.get("bad_wr") else None
     if got != bad:
         raise check.deviation(
             f"*bad_wr points at WR {bad}, the first that could not be posted",
@@ -493,22 +605,23 @@ def _srq_max_wr(check: Check, srq: Handle) -> int:
     implemented, the max_wr ibv_create_srq wrote back (ibv_create_srq(3): the actual size)."""
     call = check.calls.invoke("ibv_query_srq", {"srq": srq}, phase="readback")
     if call.ok:
-        return int(cast("Mapping[str, int]", call.outs["srq_attr"])["max_wr"])  # struct ibv_srq_attr
+        return number_at(call.outs["srq_attr"], "max_wr")  # struct ibv_srq_attr
     made = next(call for call in check.calls.log if call.result is srq)
-    return int(cast("Mapping[str, Mapping[str, int]]", made.outs["srq_init_attr"])["attr"]["max_wr"])
+    return number_at(made.outs["srq_init_attr"], "attr", "max_wr")
 
 
 def _cap_of(check: Check, qp: Handle, key: str) -> int:
     call = check.calls.invoke("ibv_query_qp", {"qp": qp, "attr_mask": "IBV_QP_CAP"}, phase="readback")
-    return int(cast("Mapping[str, Mapping[str, int]]", call.outs["init_attr"])["cap"][key]) if call.ok else 0
+    return number_at(call.outs["init_attr"], "cap", key) if call.ok else 0
 
 
-@kind("flush")
+@kind("flush", params=FlushParams)
 def flush(check: Check) -> None:
     """Receives outstanding when the QP moves to Error all complete, in order, with IBV_WC_WR_FLUSH_ERR."""
+    p = check.params(FlushParams)
     prepare(check)
-    scenario = Scenario(check)
-    count = int(check.spec["params"].get("count", 3))
+    scenario = Scenario(check, p)
+    count = p.count
     scenario.build(size=16)
     receiver = scenario.pair.receiver
     wrs = [
@@ -526,15 +639,13 @@ def flush(check: Check) -> None:
         scenario.expect_wc(wc, {"status": "IBV_WC_WR_FLUSH_ERR", "wr_id": 200 + index}, "flushed receive")
 
 
-@kind("notify")
+@kind("notify", params=NotifyParams)
 def notify(check: Check) -> None:
     """An armed CQ raises one event on its channel for what it was armed for, and none for anything else."""
+    p = check.params(NotifyParams)
     prepare(check)
-    scenario = Scenario(check)
-    params = check.spec["params"]
-    solicited_only = int(params.get("solicited_only", 0))
-    solicited = bool(params.get("solicited"))
-    fault = params.get("fault", "")
+    scenario = Scenario(check, p)
+    solicited_only, solicited, fault = p.solicited_only, p.solicited, p.fault
     scenario.build(size=16, recv_size=8 if fault == "recv-too-small" else None, recv_channel=True)
     cq = scenario.pair.recv_cq
     armed = check.calls.invoke("ibv_req_notify_cq", {"cq": cq, "solicited_only": solicited_only})
@@ -546,7 +657,7 @@ def notify(check: Check) -> None:
     channel = scenario.pair.channel
     assert channel is not None  # built with recv_channel=True
     fd = int(read_object(channel)["fd"])
-    if not params.get("expect_event", True):
+    if not p.expect_event:
         # The completion first, so that "no event" is about a completion that is there.
         completion = scenario.traffic.poll(cq, 1)[0]
         if select.select([fd], [], [], QUIET)[0]:

@@ -21,7 +21,7 @@ from pytest_rdma.catalogue.model import Need
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
-from pytest_rdma.kinds.datapath import Scenario
+from pytest_rdma.kinds.datapath import PairParams, Scenario
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT
 from pytest_rdma.observations import MissingAsyncEvent
@@ -84,11 +84,12 @@ def take_async_event(
             seen.append(name if element == subject.address else f"{name} (another object)")
 
 
-@kind("cq-overrun")
+@kind("cq-overrun", params=PairParams)
 def cq_overrun(check: Check) -> None:
     """More completions than the sender's CQ holds, none polled: IBV_EVENT_CQ_ERR naming that CQ."""
+    p = check.params(PairParams)
     prepare(check)
-    scenario = Scenario(check)  # params opcode: IBV_WR_RDMA_WRITE, which needs no receive
+    scenario = Scenario(check, p)  # params opcode: IBV_WR_RDMA_WRITE, which needs no receive
     scenario.build(size=16, pair_options={"send_cqe": OVERRUN_CQE})
     cq = scenario.pair.send_cq
     holds = int(read_object(cq)["cqe"])

@@ -6,6 +6,7 @@ every other plugin adds its kinds with (hooks.py).
 
 from __future__ import annotations
 
+from pytest_rdma.catalogue.params import field_types
 from pytest_rdma.kinds import (
     calls,
     capacity,
@@ -39,4 +40,24 @@ def kind_schemas() -> dict[str, type]:
     return {name: k.params for name, k in KINDS.items() if k.params is not None}
 
 
-__all__ = ["KINDS", "Kind", "kind_schemas", "known_kinds"]
+def kind_behaviours() -> dict[str, dict[str, frozenset[str]]]:
+    """Each kind with sub-behaviours: the params key that picks one -> the names registered for it."""
+    return {name: {b.param: b.names() for b in k.behaviours} for name, k in KINDS.items() if k.behaviours}
+
+
+def validation_key() -> frozenset[str]:
+    """What of the kinds the catalogue's validation depends on: their names, each schema's fields and each
+    sub-behaviour's names (the key of a validation's marker, catalogue/validated.py, so a change is seen)."""
+    schemas = {
+        f"{name}({', '.join(f'{k}: {t}' for k, t in sorted(field_types(schema).items()))})"
+        for name, schema in kind_schemas().items()
+    }
+    named = {
+        f"{name}.{key}={'|'.join(sorted(names))}"
+        for name, keys in kind_behaviours().items()
+        for key, names in keys.items()
+    }
+    return known_kinds() | schemas | named
+
+
+__all__ = ["KINDS", "Kind", "kind_behaviours", "kind_schemas", "known_kinds", "validation_key"]

@@ -8,11 +8,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import cast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
+from pytest_rdma.calls.readback import number
+from pytest_rdma.calls.values import flag_value
 from pytest_rdma.cases import Case, Relation, axis_cases, make_case
 from pytest_rdma.catalogue.model import Claim, Value, Verb
+from pytest_rdma.catalogue.params import read_params
 from pytest_rdma.kinds.calls import expect_refusal, expect_success, prepare
 from pytest_rdma.kinds.check import COMPARE, OP_TEXT, Check, Observed
 from pytest_rdma.kinds.registry import kind
@@ -24,6 +27,27 @@ OP_ID = {"0=>0": "-zero-implies-zero-"}
 INDEX_ENDS = ("first", "last", "one-past-end", "before-first")
 
 
+@dataclass(frozen=True)
+class RelationParams:
+    relations: tuple[Relation, ...]  # (left, op, right): a field's name (under `root`, or "step:path") or a number
+    root: str = ""  # "step:path" where the fields are: the step's result, and the path under it
+    fields: Mapping[str, str] = field(default_factory=dict)  # a field's name -> its path under the root
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    length: str  # the device fact that is the table's length ("port.gid_tbl_len")
+    index: str  # the verb's parameter that indexes it
+    base: int = 0  # the first index
+
+
+@dataclass(frozen=True)
+class TableParams:
+    input: str  # the verb's parameter each row gives
+    table: tuple[tuple[Value, Value], ...]  # (input, output) rows of the page's table
+    output: str = "ret"  # the result path read
+
+
 def relation_id(left: Value, op: str, right: Value) -> str:
     return f"{left}{OP_ID.get(op, op)}{right}".replace("&", "-and-")
 
@@ -33,22 +57,21 @@ def relation_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
     if claim.over:
         yield from axis_cases(verb, claim)
         return
-    for relation in cast("tuple[Relation, ...]", claim.params["relations"]):  # a relation claim's
+    for relation in read_params(RelationParams, claim.params).relations:
         left, op, right = relation
         yield make_case(verb, claim, relation_id(left, op, right), {}, relations=(relation,))
 
 
-def _field(check: Check, name: Value) -> tuple[str, Observed]:
+def _field(check: Check, p: RelationParams, name: Value) -> tuple[str, Observed]:
     """(shown name, value) of one side: a number, or a field named relative to the claim's root."""
     if isinstance(name, int):
         return str(name), name
-    params = check.spec["params"]
     text = str(name)
     step, sep, path = text.partition(":")
     if not sep:
-        step, path = params["root"].split(":", 1) if ":" in params["root"] else (params["root"], "")
-        name, amp, flag = text.partition("&")
-        path = f"{path}.{params.get('fields', {}).get(name, name)}{amp}{flag}".strip(".")
+        step, path = p.root.split(":", 1) if ":" in p.root else (p.root, "")
+        field_name, amp, flag = text.partition("&")
+        path = f"{path}.{p.fields.get(field_name, field_name)}{amp}{flag}".strip(".")
         shown = text
     else:
         shown = path
@@ -57,20 +80,19 @@ def _field(check: Check, name: Value) -> tuple[str, Observed]:
         path, masked = path.split("&", 1)
     value = check.read(check.steps[step], path)
     if masked:
-        from pytest_rdma.calls.values import flag_value
-
-        value = int(cast(int, value)) & flag_value(masked)  # a field with flag bits: a number
+        value = number(value, path) & flag_value(masked)  # a field with flag bits
     return shown, value
 
 
-@kind("relation", relation_cases)
+@kind("relation", relation_cases, params=RelationParams)
 def relation(check: Check) -> None:
     """Relations between fields of what query verbs report hold."""
+    p = check.params(RelationParams)
     prepare(check)
-    relations = check.spec.get("relations") or check.spec["params"]["relations"]
+    relations = check.spec.get("relations") or p.relations
     for left_name, op, right_name in relations:
-        left_shown, left = _field(check, left_name)
-        right_shown, right = _field(check, right_name)
+        left_shown, left = _field(check, p, left_name)
+        right_shown, right = _field(check, p, right_name)
         if not COMPARE[op](left, right):
             shown = "0 only if also 0:" if op == "0=>0" else OP_TEXT.get(op, op)
             raise check.deviation(
@@ -82,24 +104,24 @@ def relation(check: Check) -> None:
 
 
 def index_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
-    length = str(claim.params["length"]).split(".")[-1]
+    length = read_params(IndexParams, claim.params).length.split(".")[-1]
     for where in INDEX_ENDS:
         yield make_case(verb, claim, f"{length}-{where}", {}, where=where)
 
 
-@kind("index-bounds", index_cases)
+@kind("index-bounds", index_cases, params=IndexParams)
 def index_bounds(check: Check) -> None:
     """A table indexed from `base` with `length` entries: both ends answer, one beyond either end fails."""
+    p = check.params(IndexParams)
     prepare(check)
-    params = check.spec["params"]
-    length = int(cast(int, check.fact(params["length"])))  # a table's length attribute
-    base = int(params.get("base", 0))
+    length = check.number(p.length)  # a table's length attribute
+    base = p.base
     where = check.spec["where"]
     index = {"first": base, "last": base + length - 1, "one-past-end": base + length, "before-first": base - 1}[where]
     inside = where in ("first", "last")
     if inside and length == 0:
-        raise Unsupported(f"{params['length']} = 0: the table has no entry")
-    call = check.call({params["index"]: index})
+        raise Unsupported(f"{p.length} = 0: the table has no entry")
+    call = check.call({p.index: index})
     if inside:
         expect_success(check, call)
     else:
@@ -107,18 +129,18 @@ def index_bounds(check: Check) -> None:
 
 
 def table_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
-    for given, expected in cast("tuple[tuple[Value, Value], ...]", claim.params["table"]):  # (input, output)
+    for given, expected in read_params(TableParams, claim.params).table:
         name = str(given).removeprefix("IBV_")
         yield make_case(verb, claim, name, {}, given=given, expected=expected)
 
 
-@kind("exact-table", table_cases)
+@kind("exact-table", table_cases, params=TableParams)
 def exact_table(check: Check) -> None:
     """A pure function's output for each input of the page's table."""
+    p = check.params(TableParams)
     prepare(check)
-    params = check.spec["params"]
-    call = check.call({params["input"]: check.spec["given"]})
-    produced = check.read(call, params.get("output", "ret"))
+    call = check.call({p.input: check.spec["given"]})
+    produced = check.read(call, p.output)
     expected = check.value_of(call, check.spec["expected"])
     if isinstance(produced, bytes):
         produced = produced.decode(errors="replace")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pytest_rdma.cases import Case, axis_cases
 from pytest_rdma.catalogue.model import Claim, Verb
+from pytest_rdma.kinds.behaviours import Named
 
 UNTESTABLE = "untestable"
 
@@ -21,28 +22,40 @@ class Kind:
     run: Callable[..., None]  # (check: Check) -> None
     doc: str
     params: type | None = None  # the schema of its claims' params (catalogue/params.py); None: not declared yet
+    behaviours: tuple[Named, ...] = ()  # its sub-behaviours, by the params key naming one
 
 
 KINDS: dict[str, Kind] = {}
 
 
 def kind(
-    name: str, expand: Expand = axis_cases, params: type | None = None
+    name: str,
+    expand: Expand = axis_cases,
+    params: type | None = None,
+    behaviours: tuple[Named, ...] = (),
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register `run` as the kind `name`, its cases made by `expand`, its claims' data declared by `params`."""
+    """Register `run` as the kind `name`, its cases made by `expand`, its claims' data declared by `params`,
+    the sub-behaviours its claims pick by name in `behaviours` (kinds/behaviours.py)."""
 
     def register(run: Callable[..., None]) -> Callable[..., None]:
         if name in KINDS:
             raise ValueError(f"claim kind {name!r} registered twice")
-        KINDS[name] = define(name, run, expand, params)
+        KINDS[name] = define(name, run, expand, params, behaviours)
         return run
 
     return register
 
 
-def define(name: str, run: Callable[..., None], expand: Expand = axis_cases, params: type | None = None) -> Kind:
+def define(
+    name: str,
+    run: Callable[..., None],
+    expand: Expand = axis_cases,
+    params: type | None = None,
+    behaviours: tuple[Named, ...] = (),
+) -> Kind:
     """A kind, for a plugin's `pytest_rdma_kinds` to return: its run's docstring's first line says what it checks."""
-    return Kind(name, expand, run, (run.__doc__ or "").strip().splitlines()[0] if run.__doc__ else name, params)
+    doc = (run.__doc__ or "").strip().splitlines()[0] if run.__doc__ else name
+    return Kind(name, expand, run, doc, params, behaviours)
 
 
 def install(kinds: Iterable[Kind]) -> list[str]:

@@ -31,7 +31,7 @@ from pytest_rdma.cases import Case, axis_cases
 from pytest_rdma.catalogue.model import Buffer, Claim, Dev, Need, Value, Verb
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
-from pytest_rdma.kinds.datapath import RECV_ID, SEND_ID, Scenario, status_name, status_source
+from pytest_rdma.kinds.datapath import RECV_ID, SEND_ID, PairParams, Scenario, status_name, status_source
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, Completion, field
 from pytest_rdma.observations import CompletionStatus, CqEvent, Differs, EventCq, FieldValue, Placed
@@ -42,18 +42,14 @@ LOCAL = "IBV_ACCESS_LOCAL_WRITE"
 REMOTE_ALL = "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ"
 
 
-@dataclass(frozen=True)
-class ForeignPdParams:
-    """A foreign-pd claim's data."""
+@dataclass(frozen=True, kw_only=True)
+class ForeignPdParams(PairParams):
+    """A foreign-pd claim's data, beside its pair's (srq: the receiver takes its receives from an SRQ of its PD)."""
 
     foreign: str  # which object is of the other PD: "lkey", "recv-lkey", "rkey" or "ah"
     statuses: tuple[str, ...]  # the completion statuses the sources allow
     side: str = "send"  # whose completion carries the status: "send" or "recv"
-    opcode: str = "IBV_WR_SEND"
-    srq: bool = False  # the receiver takes its receives from an SRQ (of the QP's PD)
-    peer: bool = False
     size: int = 64
-    seed: int = 1
 
 
 @kind("foreign-pd", params=ForeignPdParams)
@@ -61,7 +57,7 @@ def foreign_pd(check: Check) -> None:
     """A work request with an object of another PD than its QP's completes in error and moves no byte."""
     prepare(check)
     p = check.params(ForeignPdParams)
-    scenario = Scenario(check)
+    scenario = Scenario(check, p)
     remote_access = REMOTE_ALL + (" | IBV_ACCESS_REMOTE_ATOMIC" if "ATOMIC" in scenario.opcode else "")
     scenario.build(size=p.size, remote_access=remote_access)
     # Where the data would land, and how much of it must stay as it was (zero, or the seeded payload).
@@ -229,12 +225,11 @@ def failure_path(check: Check) -> None:
 # -- one CQ shared by several queues ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SharedCqParams:
-    """A shared-cq claim's data."""
+@dataclass(frozen=True, kw_only=True)
+class SharedCqParams(PairParams):
+    """A shared-cq claim's data, beside its pair's."""
 
     size: int = 64
-    seed: int = 1
 
 
 @kind("shared-cq", params=SharedCqParams)
@@ -244,7 +239,7 @@ def shared_cq(check: Check) -> None:
     p = check.params(SharedCqParams)
     channel = check.resource(Need("comp_channel"))
     cq = check.resource(Need("cq", spec={"channel": Need("comp_channel")}, label="shared"))
-    scenario = Scenario(check)
+    scenario = Scenario(check, p)
     scenario.build(size=p.size, pair_options={"shared_cq": cq})
     armed = check.calls.invoke("ibv_req_notify_cq", {"cq": cq, "solicited_only": 0})
     if not armed.ok:

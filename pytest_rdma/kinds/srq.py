@@ -14,12 +14,15 @@ many receives the data path consumed after the arming.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_value
 from pytest_rdma.catalogue.model import Need
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
-from pytest_rdma.kinds.datapath import QUIET, RECV_ID, SEND_ID, Scenario
+from pytest_rdma.kinds.datapath import QUIET, RECV_ID, SEND_ID, PairParams, Scenario
 from pytest_rdma.kinds.events import take_async_event
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT
@@ -29,12 +32,19 @@ LIMIT_REACHED = "IBV_EVENT_SRQ_LIMIT_REACHED"
 MESSAGE = 16
 
 
+@dataclass(frozen=True, kw_only=True)
+class SrqLimitParams(PairParams):
+    limit: int  # the SRQ's limit, armed with ibv_modify_srq
+    until: Literal["at", "below"]  # the SRQ consumed down to its limit (no event yet), or below it (the event)
+    posted: int = 4  # receives posted on the SRQ before it is armed
+
+
 class Watermark:
     """One case's SRQ, its pair, and the receives the peer has consumed."""
 
-    def __init__(self, check: Check) -> None:
+    def __init__(self, check: Check, params: SrqLimitParams) -> None:
         self.check = check
-        self.scenario = Scenario(check)  # params srq: the receiver takes its receives from the SRQ
+        self.scenario = Scenario(check, params)  # params srq: the receiver takes its receives from the SRQ
         self.scenario.build(size=MESSAGE)
         self.srq: Handle = self.scenario.srq  # type: ignore[assignment]
         self.context = check.resource(Need("context"))
@@ -73,13 +83,13 @@ class Watermark:
         return take_async_event(self.check, self.context, LIMIT_REACHED, self.srq, wait, seen)
 
 
-@kind("srq-limit")
+@kind("srq-limit", params=SrqLimitParams)
 def srq_limit(check: Check) -> None:
     """An SRQ armed at a limit raises IBV_EVENT_SRQ_LIMIT_REACHED once it holds fewer receives, not before."""
+    p = check.params(SrqLimitParams)
     prepare(check)
-    params = check.spec["params"]
-    posted, limit, until = int(params.get("posted", 4)), int(params["limit"]), str(params["until"])
-    w = Watermark(check)
+    posted, limit, until = p.posted, p.limit, p.until
+    w = Watermark(check, p)
     w.post(posted)
     w.arm(limit)
     if until == "at":

@@ -14,13 +14,18 @@ exercised on that device: its verdict could not see what it checks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Union, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Union
 
-from pytest_rdma.calls.record import Call, Handle, Struct, StructArg
+from pytest_rdma.calls.readback import struct
+from pytest_rdma.calls.record import Call, Handle, StructArg
 from pytest_rdma.calls.values import read_path
 from pytest_rdma.cases import Case, Spec, make_case
 from pytest_rdma.catalogue.model import Cap, Claim, Need, Tables, Value, Verb
+from pytest_rdma.catalogue.params import read_params
+from pytest_rdma.kinds.behaviours import Behaviours
 from pytest_rdma.kinds.calls import expect_refusal
 from pytest_rdma.kinds.check import Check, Observed, plain
 from pytest_rdma.kinds.registry import kind
@@ -67,195 +72,260 @@ def _case(verb: Verb, claim: Claim, variant: str, qp_type: str, **spec: object) 
     return make_case(verb, claim, variant, {"qp_type": f"IBV_QPT_{qp_type}"}, **spec)
 
 
-def _rule_cases(verb: Verb, claim: Claim) -> Iterator[Case]:  # noqa: C901 - one branch per rule, each short
-    t = _table(verb)
+@dataclass(frozen=True)
+class StateTableParams:
+    rule: str  # how the tables become cases: a name of RULES
+    target: str = ""  # to-state: the state moved to
+    step: str = ""  # unknown-bits: the move ("A>B")
+    bits: tuple[int, ...] = ()  # unknown-bits: bit numbers outside the mask's flags
+    gate: Cap | None = None  # resize-cap, alt-path, grh-required: the capability the cases need
+    grown: Mapping[str, int] = dataclass_field(default_factory=dict)  # resize-cap: the QP's new capacities
+    reflect: tuple[str, ...] = ()  # alt-path: the fields the query must report back
+
+
+# A rule: the cases of a claim for one QP type ("RC"), from the mover's tables.
+Rule = Callable[[Verb, Claim, StateTableParams, str], Iterator[Case]]
+RULES: Behaviours[Rule] = Behaviours("rule")
+
+
+def _rule_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
+    p = read_params(StateTableParams, claim.params)
+    rule = RULES[p.rule]
+    for qp_type in _table(verb)["qp_types"]:
+        yield from rule(verb, claim, p, qp_type)
+
+
+@RULES.register("minimal")
+def _minimal(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
     required = _required(verb)
-    rule = claim.params["rule"]
-    for qp_type in t["qp_types"]:
-        if rule == "minimal":
-            for step in _steps(verb):
-                before, after = step.split(">")
+    for step in _steps(verb):
+        before, after = step.split(">")
+        yield _case(
+            verb,
+            claim,
+            f"{qp_type}-{step}",
+            qp_type,
+            start=before,
+            step=step,
+            flags=tuple(required[qp_type][step]),
+            expect=ACCEPT,
+            reflect=True,
+        )
+
+
+@RULES.register("without-required")
+def _without_required(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    required = _required(verb)
+    for step in _steps(verb):
+        flags = tuple(required[qp_type][step])
+        for left_out in flags:
+            rest = tuple(f for f in flags if f != left_out)
+            if rest:  # leaving out the only attribute asks for nothing (see zero-mask)
                 yield _case(
                     verb,
                     claim,
-                    f"{qp_type}-{step}",
-                    qp_type,
-                    start=before,
-                    step=step,
-                    flags=tuple(required[qp_type][step]),
-                    expect=ACCEPT,
-                    reflect=True,
-                )
-        elif rule == "without-required":
-            for step in _steps(verb):
-                flags = tuple(required[qp_type][step])
-                for left_out in flags:
-                    rest = tuple(f for f in flags if f != left_out)
-                    if rest:  # leaving out the only attribute asks for nothing (see zero-mask)
-                        yield _case(
-                            verb,
-                            claim,
-                            f"{qp_type}-{step}-without-{short(left_out)}",
-                            qp_type,
-                            start=step.split(">")[0],
-                            step=step,
-                            flags=rest,
-                            expect=REJECT,
-                            why=f"{short(left_out)} is required on {qp_type} {step}",
-                        )
-        elif rule == "optional":
-            for step in _steps(verb):
-                for flag in t["optional"][qp_type][step]:
-                    if flag not in t["capability_flags"]:
-                        yield _case(
-                            verb,
-                            claim,
-                            f"{qp_type}-{step}-with-{short(flag)}",
-                            qp_type,
-                            start=step.split(">")[0],
-                            step=step,
-                            flags=tuple(required[qp_type][step]) + (flag,),
-                            expect=ACCEPT,
-                            needs=t["flag_needs"].get(flag, ()),
-                        )
-        elif rule == "forbidden":
-            for step in _steps(verb):
-                for flag in forbidden_flags(verb, qp_type, step):
-                    yield _case(
-                        verb,
-                        claim,
-                        f"{qp_type}-{step}-with-{short(flag)}",
-                        qp_type,
-                        start=step.split(">")[0],
-                        step=step,
-                        flags=tuple(required[qp_type][step]) + (flag,),
-                        expect=REJECT,
-                        why=f"{short(flag)} is not allowed on {qp_type} {step}",
-                    )
-        elif rule == "illegal":
-            path = t["walk"]["path"]
-            for frm, to in illegal_moves(verb):
-                into = f"{path[path.index(to) - 1]}>{to}"
-                yield _case(
-                    verb,
-                    claim,
-                    f"{qp_type}-{frm}>{to}",
-                    qp_type,
-                    start=frm,
-                    step=f"{frm}>{to}",
-                    flags=tuple(required[qp_type][into]),
-                    expect=REJECT,
-                    why=f"{frm}>{to} is not a transition of the state machine",
-                )
-        elif rule == "to-state":
-            target = claim.params["target"]
-            for frm in t["start_states"]:
-                if target in t["legal_moves"][frm]:
-                    yield _case(
-                        verb,
-                        claim,
-                        f"{qp_type}-{frm}>{target}",
-                        qp_type,
-                        start=frm,
-                        step=f"{frm}>{target}",
-                        flags=("IBV_QP_STATE",),
-                        expect=ACCEPT,
-                    )
-        elif rule == "zero-mask":
-            for state in t["start_states"]:
-                if state in t["legal_moves"][state]:
-                    yield _case(
-                        verb,
-                        claim,
-                        f"{qp_type}-in-{state}",
-                        qp_type,
-                        start=state,
-                        step=f"{state}>{state}",
-                        flags=(),
-                        expect=STAY,
-                    )
-        elif rule == "unknown-bits":
-            step = cast(str, claim.params["step"])  # "A>B"
-            for bit in cast("tuple[int, ...]", claim.params["bits"]):  # bit numbers outside the mask's flags
-                yield _case(
-                    verb,
-                    claim,
-                    f"{qp_type}-{step}-bit{bit}",
+                    f"{qp_type}-{step}-without-{short(left_out)}",
                     qp_type,
                     start=step.split(">")[0],
                     step=step,
-                    flags=tuple(required[qp_type][step]),
-                    extra_bits=1 << bit,
+                    flags=rest,
                     expect=REJECT,
-                    why=f"bit {bit} is not an ibv_qp_attr_mask flag",
+                    why=f"{short(left_out)} is required on {qp_type} {step}",
                 )
-        elif rule == "out-of-range":
-            for step in _steps(verb):
-                for flag, field, bad, *named in t["out_of_range"]:
-                    flags = tuple(required[qp_type][step])
-                    if flag not in flags:
-                        if flag not in t["optional"][qp_type][step]:
-                            continue
-                        flags += (flag,)
-                    shown = named[0] if named else field
-                    yield _case(
-                        verb,
-                        claim,
-                        f"{qp_type}-{step}-{shown}={bad}",
-                        qp_type,
-                        start=step.split(">")[0],
-                        step=step,
-                        flags=flags,
-                        bad=(field, bad),
-                        expect=REJECT,
-                        why=f"{field}={bad} is out of range",
-                    )
-        elif rule == "resize-cap":
-            yield _case(
-                verb,
-                claim,
-                f"{qp_type}-RTS-grow",
-                qp_type,
-                start="RTS",
-                step="RTS>RTS",
-                flags=("IBV_QP_CAP",),
-                expect=ACCEPT,
-                gate=claim.params["gate"],
-                fields={"cap": claim.params["grown"]},
-                grown=claim.params["grown"],
-            )
-        elif rule == "alt-path":
-            for step in _steps(verb):
-                if "IBV_QP_ALT_PATH" in t["optional"][qp_type][step]:
-                    yield _case(
-                        verb,
-                        claim,
-                        f"{qp_type}-{step}-with-ALT_PATH",
-                        qp_type,
-                        start=step.split(">")[0],
-                        step=step,
-                        flags=tuple(required[qp_type][step]) + ("IBV_QP_ALT_PATH",),
-                        expect=ACCEPT,
-                        gate=claim.params["gate"],
-                        reflect_only=claim.params["reflect"],
-                    )
-        elif rule == "grh-required":
-            if "IBV_QP_AV" in required[qp_type]["INIT>RTR"]:
+
+
+@RULES.register("optional")
+def _optional(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    t = _table(verb)
+    required = _required(verb)
+    for step in _steps(verb):
+        for flag in t["optional"][qp_type][step]:
+            if flag not in t["capability_flags"]:
                 yield _case(
                     verb,
                     claim,
-                    f"{qp_type}-INIT>RTR-AV-without-GRH",
+                    f"{qp_type}-{step}-with-{short(flag)}",
                     qp_type,
-                    start="INIT",
-                    step="INIT>RTR",
-                    flags=tuple(required[qp_type]["INIT>RTR"]),
-                    expect=REJECT,
-                    only_if=claim.params["gate"],
-                    fields={"ah_attr.is_global": 0},
-                    why="the port requires a GRH and the address vector has none",
+                    start=step.split(">")[0],
+                    step=step,
+                    flags=tuple(required[qp_type][step]) + (flag,),
+                    expect=ACCEPT,
+                    needs=t["flag_needs"].get(flag, ()),
                 )
-        else:
-            raise ValueError(f"{verb.name}: claim {claim.id}: unknown state-table rule {rule!r}")
+
+
+@RULES.register("forbidden")
+def _forbidden(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    required = _required(verb)
+    for step in _steps(verb):
+        for flag in forbidden_flags(verb, qp_type, step):
+            yield _case(
+                verb,
+                claim,
+                f"{qp_type}-{step}-with-{short(flag)}",
+                qp_type,
+                start=step.split(">")[0],
+                step=step,
+                flags=tuple(required[qp_type][step]) + (flag,),
+                expect=REJECT,
+                why=f"{short(flag)} is not allowed on {qp_type} {step}",
+            )
+
+
+@RULES.register("illegal")
+def _illegal(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    t = _table(verb)
+    required = _required(verb)
+    path = t["walk"]["path"]
+    for frm, to in illegal_moves(verb):
+        into = f"{path[path.index(to) - 1]}>{to}"
+        yield _case(
+            verb,
+            claim,
+            f"{qp_type}-{frm}>{to}",
+            qp_type,
+            start=frm,
+            step=f"{frm}>{to}",
+            flags=tuple(required[qp_type][into]),
+            expect=REJECT,
+            why=f"{frm}>{to} is not a transition of the state machine",
+        )
+
+
+@RULES.register("to-state")
+def _to_state(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    t = _table(verb)
+    target = p.target
+    for frm in t["start_states"]:
+        if target in t["legal_moves"][frm]:
+            yield _case(
+                verb,
+                claim,
+                f"{qp_type}-{frm}>{target}",
+                qp_type,
+                start=frm,
+                step=f"{frm}>{target}",
+                flags=("IBV_QP_STATE",),
+                expect=ACCEPT,
+            )
+
+
+@RULES.register("zero-mask")
+def _zero_mask(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    t = _table(verb)
+    for state in t["start_states"]:
+        if state in t["legal_moves"][state]:
+            yield _case(
+                verb,
+                claim,
+                f"{qp_type}-in-{state}",
+                qp_type,
+                start=state,
+                step=f"{state}>{state}",
+                flags=(),
+                expect=STAY,
+            )
+
+
+@RULES.register("unknown-bits")
+def _unknown_bits(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    required = _required(verb)
+    step = p.step  # "A>B"
+    for bit in p.bits:  # bit numbers outside the mask's flags
+        yield _case(
+            verb,
+            claim,
+            f"{qp_type}-{step}-bit{bit}",
+            qp_type,
+            start=step.split(">")[0],
+            step=step,
+            flags=tuple(required[qp_type][step]),
+            extra_bits=1 << bit,
+            expect=REJECT,
+            why=f"bit {bit} is not an ibv_qp_attr_mask flag",
+        )
+
+
+@RULES.register("out-of-range")
+def _out_of_range(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    t = _table(verb)
+    required = _required(verb)
+    for step in _steps(verb):
+        for flag, field, bad, *named in t["out_of_range"]:
+            flags = tuple(required[qp_type][step])
+            if flag not in flags:
+                if flag not in t["optional"][qp_type][step]:
+                    continue
+                flags += (flag,)
+            shown = named[0] if named else field
+            yield _case(
+                verb,
+                claim,
+                f"{qp_type}-{step}-{shown}={bad}",
+                qp_type,
+                start=step.split(">")[0],
+                step=step,
+                flags=flags,
+                bad=(field, bad),
+                expect=REJECT,
+                why=f"{field}={bad} is out of range",
+            )
+
+
+@RULES.register("resize-cap")
+def _resize_cap(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    yield _case(
+        verb,
+        claim,
+        f"{qp_type}-RTS-grow",
+        qp_type,
+        start="RTS",
+        step="RTS>RTS",
+        flags=("IBV_QP_CAP",),
+        expect=ACCEPT,
+        gate=p.gate,
+        fields={"cap": p.grown},
+        grown=p.grown,
+    )
+
+
+@RULES.register("alt-path")
+def _alt_path(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    t = _table(verb)
+    required = _required(verb)
+    for step in _steps(verb):
+        if "IBV_QP_ALT_PATH" in t["optional"][qp_type][step]:
+            yield _case(
+                verb,
+                claim,
+                f"{qp_type}-{step}-with-ALT_PATH",
+                qp_type,
+                start=step.split(">")[0],
+                step=step,
+                flags=tuple(required[qp_type][step]) + ("IBV_QP_ALT_PATH",),
+                expect=ACCEPT,
+                gate=p.gate,
+                reflect_only=p.reflect,
+            )
+
+
+@RULES.register("grh-required")
+def _grh_required(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    required = _required(verb)
+    if "IBV_QP_AV" in required[qp_type]["INIT>RTR"]:
+        yield _case(
+            verb,
+            claim,
+            f"{qp_type}-INIT>RTR-AV-without-GRH",
+            qp_type,
+            start="INIT",
+            step="INIT>RTR",
+            flags=tuple(required[qp_type]["INIT>RTR"]),
+            expect=REJECT,
+            only_if=p.gate,
+            fields={"ah_attr.is_global": 0},
+            why="the port requires a GRH and the address vector has none",
+        )
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -288,10 +358,10 @@ def snapshot(check: Check, qp: Handle) -> tuple[dict[str, Observed], Call]:
     if not call.ok:
         raise check.failure(call, f"{spec['verb']} of a live QP succeeds", ref=f"{spec['verb']}(3) RETURN VALUE")
     flat: dict[str, Observed] = {}
-    attr = cast(Struct, call.outs[spec["out"]])  # the attributes the query wrote (struct ibv_qp_attr)
+    attr = struct(call.outs[spec["out"]], spec["out"])  # the attributes the query wrote (struct ibv_qp_attr)
     for field in spec["fields"]:
         top = field.split(".")[0]
-        if top in spec.get("global_only", {}) and not cast(Struct, attr[top])["is_global"] and ".grh." in field:
+        if top in spec.get("global_only", {}) and not struct(attr[top], top)["is_global"] and ".grh." in field:
             continue
         flat[field] = plain(read_path(attr, field))
     return flat, call
@@ -314,7 +384,7 @@ def _bad_value(check: Check, bad: Union[int, str], field: str) -> int:
     value = bad
     if isinstance(bad, str):
         name, _, plus = bad.partition("+")
-        value = int(cast(int, check.fact(check.verb.tables["limits"][name]))) + int(plus or 0)  # a limit: a number
+        value = check.number(check.verb.tables["limits"][name]) + int(plus or 0)  # a limit
     limit = check.verb.tables["field_max"].get(field, 0xFFFFFFFF)
     if int(value) > limit:
         raise NotExercised(
@@ -324,7 +394,7 @@ def _bad_value(check: Check, bad: Union[int, str], field: str) -> int:
     return int(value)
 
 
-@kind("state-table", _rule_cases)
+@kind("state-table", _rule_cases, params=StateTableParams, behaviours=(RULES,))
 def state_table(check: Check) -> None:
     """One move of the state machine from the entry's tables: accepted, or rejected and nothing changed."""
     check.require_transport()
@@ -341,7 +411,9 @@ def state_table(check: Check) -> None:
     qp = check.resource(Need("qp", state=spec["start"], spec={"qp_type": qp_type}))
     before_state, after_state = spec["step"].split(">")
     gate: Cap | None = spec.get("gate")
-    expect = cast(str, spec["expect"])  # this kind's: ACCEPT, REJECT or STAY
+    expect = spec["expect"]  # this kind's: ACCEPT, REJECT or STAY (the expansion's, not expectations)
+    if not isinstance(expect, str):
+        raise TypeError(f"{check.case.stable_id}: a state-table case's expect is accept, reject or stay")
     why = spec.get("why", "")
     if gate is not None and check.dut.missing(gate):
         expect, why = REJECT, f"the device reports {check.dut.missing(gate)}"
@@ -378,7 +450,7 @@ def _accept(check: Check, qp: Handle, spec: Spec, before: str, after: str, field
     if spec.get("reflect") or spec.get("reflect_only"):
         _reflected(check, snap, call, spec.get("reflect_only") or (), readback)
     if spec.get("grown"):
-        small = {k: cast("int | None", snap.get(f"cap.{k}")) for k in ("max_send_wr", "max_recv_wr")}  # sizes
+        small = {k: _size(snap.get(f"cap.{k}")) for k in ("max_send_wr", "max_recv_wr")}
         if any(v is None or v < spec["grown"][k] for k, v in small.items()):
             raise check.deviation(
                 "a device advertising IBV_DEVICE_RESIZE_MAX_WR grows the queues",
@@ -388,11 +460,18 @@ def _accept(check: Check, qp: Handle, spec: Spec, before: str, after: str, field
             )
 
 
+def _size(value: Observed) -> int | None:
+    """A queue's size as the query reported it (a number), or None where it reported none."""
+    return value if isinstance(value, int) else None
+
+
 def _reflected(check: Check, snap: Mapping[str, Observed], call: Call, only: Sequence[str], readback: Call) -> None:
     """Values just set (as the call was given them) are what the query reports."""
     attr_param = check.catalogue[check.case.verb].tables["walk"]["attr_param"]
     # The attributes the call was given: a struct argument.
-    given = dict(next((cast(StructArg, value).fields for name, value in call.args if name == attr_param), ()))
+    given = dict(
+        next((value.fields for name, value in call.args if name == attr_param and isinstance(value, StructArg)), ())
+    )
     wrong = {}
     for name, value in given.items():
         if name.split(".")[0] in ("qp_state", "cur_qp_state", "cap") or name not in snap:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TypedDict, cast
 
 from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.readback import handle, made
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
 from pytest_rdma.catalogue.model import IB_TRANSPORTS, Buffer, Cap, Dev, Need, Value
 from pytest_rdma.kinds.check import Check
@@ -151,7 +152,7 @@ class Traffic:
                         Need("cq_ex", spec={**spec, "cq_attr.wc_flags": cq_wc_flags}, label=f"pair-{role}")
                     )
                     converted = self.calls.invoke("ibv_cq_ex_to_cq", {"cq": cqxs[role]}, phase="setup")
-                    cqs[role] = cast(Handle, converted.result)  # the CQ of a CQ ex: a pointer it always returns
+                    cqs[role] = made(converted)  # the CQ of a CQ ex: a pointer it always returns
                 else:
                     cqs[role] = check.resource(Need("cq", spec=spec, label=f"pair-{role}"))
         qps = {}
@@ -175,11 +176,11 @@ class Traffic:
         pair.send_cqx, pair.recv_cqx = cqxs.get("send"), cqxs.get("recv")
         if send_ops_flags:
             qpx = self.calls.invoke("ibv_qp_to_qp_ex", {"qp": pair.sender}, phase="setup").result
-            pair.sender_qpx = cast(Handle, qpx)  # the QP ex of a QP made by ibv_create_qp_ex: never NULL
+            pair.sender_qpx = handle(qpx, "the QP ex")  # of a QP made by ibv_create_qp_ex: never NULL
         # The pair's QPs grant every remote access the device has: a check about a region's access
         # then sees the region's rules at work, not the QP's.
         access = ["IBV_ACCESS_LOCAL_WRITE", "IBV_ACCESS_REMOTE_WRITE", "IBV_ACCESS_REMOTE_READ"]
-        if int(cast(int, check.fact("attr.atomic_cap"))):  # an enum ibv_atomic_cap
+        if check.number("attr.atomic_cap"):  # an enum ibv_atomic_cap
             access.append("IBV_ACCESS_REMOTE_ATOMIC")
         overrides = {"qp_access_flags": " | ".join(access), **(overrides or {})}
         if check.dut.transport == "iwarp":
@@ -227,7 +228,7 @@ class Traffic:
         }
         call = self.calls.invoke("ibv_create_qp_ex", {"qp_init_attr_ex": attrs}, phase="setup")
         if call.ok:
-            return cast(Handle, call.result)  # the QP made
+            return made(call)
         why = check.catalogue["ibv_create_qp_ex"].tables.get("not_supported", {}).get(call.errno_name)
         if why:
             raise Unsupported(f"ibv_create_qp_ex answered {call.errno_name}: {why}")
@@ -258,8 +259,10 @@ class Traffic:
                 fields["rq_psn"] = machine.attr_values(("IBV_QP_SQ_PSN",), before, after)["sq_psn"]
             if "IBV_QP_AV" in flags:
                 av = machine.attr_values(("IBV_QP_AV",), before, after)["ah_attr"]
+                if not isinstance(av, Mapping):
+                    raise TypeError(f"the walk table's ah_attr is a struct's fields, not {av!r}")
                 fields["ah_attr"] = {
-                    **cast("Mapping[str, Value]", av),  # the table's address vector: a struct's fields
+                    **av,
                     "grh.dgid": Dev(f"{to}.gid"),
                     "dlid": Dev(f"{to}.port.lid"),
                 }
@@ -296,7 +299,7 @@ class Traffic:
             raise NotExercised(
                 f"rdma_create_event_channel failed (errno {channel_call.errno_name}): is rdma_ucm loaded?"
             )
-        channel = cast(Handle, channel_call.result)  # the channel made (ok)
+        channel = made(channel_call)
         address_value = sockaddr(address, CM_PORT)
         listen = self._cm_id(channel)
         self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": address_value}, phase="setup"))
@@ -428,4 +431,4 @@ class Traffic:
                 log[-2:] = [replace(call, index=before.index, repeat=before.repeat + 1)]
 
     def mtu(self) -> int:
-        return MTU_BYTES.get(int(cast(int, self.check.fact("port.active_mtu"))), 256)  # an enum ibv_mtu
+        return MTU_BYTES.get(self.check.number("port.active_mtu"), 256)  # an enum ibv_mtu

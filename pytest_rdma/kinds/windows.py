@@ -18,14 +18,17 @@ work requests on both QPs, each with its own completion to judge.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Union, cast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Union
 
+from pytest_rdma.calls.readback import number
 from pytest_rdma.calls.record import Call, Field, Handle, Sym, result_name
 from pytest_rdma.catalogue.model import Need, Value
+from pytest_rdma.kinds.behaviours import Behaviours
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
-from pytest_rdma.kinds.datapath import Scenario, opcode_of, status_name, status_source
+from pytest_rdma.kinds.datapath import PairParams, Scenario, opcode_of, status_name, status_source
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import Completion, field
 from pytest_rdma.observations import CompletionStatus, Differs, Returned
@@ -45,15 +48,26 @@ WHERE = {
 REGION_ACCESS = "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND"
 
 
+@dataclass(frozen=True, kw_only=True)
+class WindowParams(PairParams):
+    type: int = 1  # the window type: 1 or 2
+    access: str = "IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ"  # what the bind grants
+    where: str = "inside"  # where the probe lands: a name of WHERE
+    statuses: tuple[str, ...] = ("IBV_WC_SUCCESS",)  # the probe's completion
+    then: str = ""  # what follows the bind: a name of THEN ("": nothing)
+    report: bool = False  # the claim is about what the invalidating receive says
+    probe: bool = True  # the peer's RDMA operation through the key follows
+
+
 class Window:
     """One case's pair, target region, window and its key."""
 
-    def __init__(self, check: Check) -> None:
+    def __init__(self, check: Check, params: WindowParams) -> None:
         self.check = check
-        self.params = check.spec["params"]
+        self.params = params
         self.vars = check.spec["vars"]
-        self.scenario = Scenario(check)  # its opcode is the probe's
-        self.type = int(cast(int, self.vars.get("type", self.params.get("type", 1))))  # the window type: 1 or 2
+        self.scenario = Scenario(check, params)  # its opcode is the probe's
+        self.type = number(self.vars.get("type", params.type), "the window type")  # 1 or 2 (an axis, or params)
         self.scenario.build(size=PROBE, remote_access=REGION_ACCESS, recv_size=REGION)
         self.pair = self.scenario.pair
         self.owner = self.pair.receiver  # binds, invalidates, and is the probe's target
@@ -66,9 +80,7 @@ class Window:
             "mr": self.region,
             "addr": field(self.region, "addr", self.check, WINDOW_OFFSET),
             "length": length,
-            "mw_access_flags": self.params.get("access", "IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ")
-            if length
-            else 0,
+            "mw_access_flags": self.params.access if length else 0,
         }
 
     def bind(self) -> None:
@@ -96,7 +108,7 @@ class Window:
             made = check.calls.invoke("ibv_inc_rkey", {"rkey": field(self.mw, "rkey", check)})
             # A type 2 window answers to the key its bind asked for (bind_mw.rkey): the result of
             # ibv_inc_rkey, which the reproducer keeps in its own variable.
-            self.key = Sym(int(cast(int, made.value)), result_name(made.index))  # the key (a uint32_t)
+            self.key = Sym(number(made.value, "ibv_inc_rkey's key"), result_name(made.index))  # a uint32_t
             self.post(
                 self.owner,
                 {
@@ -190,8 +202,9 @@ class Window:
         self.completes(self.pair.send_cq, INV_ID, "IBV_WR_SEND_WITH_INV", "send-with-invalidate", self.pair.sender)
         # What the receive says about the invalidation is a claim of its own ("report"): a claim
         # about the key's fate afterwards judges only that the receive completed.
-        key = cast("Field | Sym", self.key)  # set by bind()
-        said = {"invalidated_rkey": int(key), "wc_flags": "IBV_WC_WITH_INV"} if self.params.get("report") else {}
+        key = self.key
+        assert key is not None  # set by bind()
+        said = {"invalidated_rkey": int(key), "wc_flags": "IBV_WC_WITH_INV"} if self.params.report else {}
         self.completes(
             self.pair.recv_cq, INV_RECV_ID, "IBV_WR_SEND_WITH_INV", "invalidating receive", self.owner, **said
         )
@@ -222,10 +235,10 @@ class Window:
     def probe(self) -> None:
         """The peer's RDMA operation through the window's key completes as the claim says."""
         check, s = self.check, self.scenario
-        offset = WHERE[str(self.vars.get("where", self.params.get("where", "inside")))]
+        offset = WHERE[str(self.vars.get("where", self.params.where))]
         s.post_send(s.send_wr(rkey=self.key, remote_offset=offset))
         (wc,) = s.traffic.poll(self.pair.send_cq, 1)
-        statuses = tuple(self.params.get("statuses", ("IBV_WC_SUCCESS",)))
+        statuses = self.params.statuses
         got = status_name(int(wc["status"]))
         if got not in statuses:
             index = next(i for i, c in enumerate(check.calls.log) if c.index == wc["poll_call"])
@@ -257,28 +270,51 @@ class Window:
             )
 
 
-THEN = {
-    "unbind": Window.unbind,
-    "local-inv": Window.local_inv,
-    "send-with-inv": Window.send_with_inv,
-    "dealloc": Window.dealloc,
-}
+# What follows the bind, by the claim's `then`: each says whether the key is probed after it.
+THEN: Behaviours[Callable[[Window], bool]] = Behaviours("then")
 
 
-@kind("window")
+@THEN.register("unbind")
+def _unbind(w: Window) -> bool:
+    w.unbind()
+    return True
+
+
+@THEN.register("local-inv")
+def _local_inv(w: Window) -> bool:
+    w.local_inv()
+    return True
+
+
+@THEN.register("send-with-inv")
+def _send_with_inv(w: Window) -> bool:
+    w.send_with_inv()
+    return True
+
+
+@THEN.register("dealloc")
+def _dealloc(w: Window) -> bool:
+    w.dealloc()
+    return True
+
+
+@THEN.register("dereg-region")
+def _dereg_region(w: Window) -> bool:
+    """The claim is the refusal itself: the window stays bound, nothing to probe."""
+    w.dereg_region()
+    return False
+
+
+@kind("window", params=WindowParams, behaviours=(THEN,))
 def window(check: Check) -> None:
     """A bound window's key grants the access of its bind, on its range only, until unbound or invalidated."""
+    p = check.params(WindowParams)
     # The window's capability first: on a device without windows that is the verdict, whatever its transport.
     check.require(check.spec.get("needs", ()))
     prepare(check)
-    params = check.spec["params"]
-    then = str(check.spec["vars"].get("then", params.get("then", "")))
-    w = Window(check)
+    then = str(check.spec["vars"].get("then", p.then))
+    w = Window(check, p)
     w.bind()
-    if then == "dereg-region":
-        w.dereg_region()
-        return
-    if then:
-        THEN[then](w)
-    if params.get("probe", True):
+    probed = THEN[then](w) if then else True
+    if probed and p.probe:
         w.probe()

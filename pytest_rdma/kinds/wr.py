@@ -22,10 +22,11 @@ import errno
 import socket
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from pytest_rdma.calls.marshal import read_object
+from pytest_rdma.calls.readback import handle, number
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_expr, flag_value
 from pytest_rdma.catalogue.model import Tables, Value
@@ -36,6 +37,7 @@ from pytest_rdma.kinds.datapath import (
     QUIET,
     RECV_ID,
     SEND_ID,
+    PairParams,
     Scenario,
     _expect_data,
     _recv_fields,
@@ -51,6 +53,27 @@ from pytest_rdma.outcomes import CheckTimeout
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+
+@dataclass(frozen=True, kw_only=True)
+class WrTransferParams(PairParams):
+    size: int = 64  # bytes per WR
+    count: int = 1  # WRs in the batch
+    setter: str = "ibv_wr_set_sge"  # the DATA setter
+    pieces: int = 1  # the pieces a *_list setter gives
+    hold: bool = False  # nothing completes before ibv_wr_complete
+
+
+@dataclass(frozen=True, kw_only=True)
+class WrAbortParams(PairParams):
+    size: int = 64
+
+
+@dataclass(frozen=True, kw_only=True)
+class CqExPollParams(PairParams):
+    size: int = 64  # bytes per WR
+    count: int = 1  # WRs posted, completions iterated
+
+
 ABORTED_ID = 0xAB0D  # the wr_id of a WR that ibv_wr_abort discards: it must never come back
 CQ_EX_FIELDS = "IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP"
 WR_REF = "ibv_wr_post(3) USAGE"
@@ -62,10 +85,17 @@ def _tables(check: Check) -> Tables:
 
 
 def _build(
-    check: Check, *, size: int, count: int, sges: int = 1, inline: bool = False, **pair: Unpack[PairOptions]
+    check: Check,
+    params: PairParams,
+    *,
+    size: int,
+    count: int,
+    sges: int = 1,
+    inline: bool = False,
+    **pair: Unpack[PairOptions],
 ) -> Scenario:
     """The scenario's pair and buffers for `count` WRs of `size` bytes each, side by side in the buffers."""
-    scenario = Scenario(check)
+    scenario = Scenario(check, params)
     scenario.build(size=size * count, sges=sges, inline=inline, pair_options=pair)
     scenario.size = size  # per WR: what each completion reports
     return scenario
@@ -98,9 +128,9 @@ def _wr(scenario: Scenario, index: int, wr_id: int, setter: str, pieces: int) ->
     if scenario.op.get("imm"):
         args["imm_data"] = socket.htonl(IMM)
     if scenario.opcode == "IBV_WR_ATOMIC_CMP_AND_SWP":
-        args.update(compare=scenario.params.get("compare_add", 0), swap=scenario.params.get("swap", 0))
+        args.update(compare=scenario.params.compare_add, swap=scenario.params.swap)
     if scenario.opcode == "IBV_WR_ATOMIC_FETCH_AND_ADD":
-        args["add"] = scenario.params.get("compare_add", 0)
+        args["add"] = scenario.params.compare_add
     check.calls.invoke(builder, args, sets={"qp.wr_id": wr_id, "qp.wr_flags": "IBV_SEND_SIGNALED"})
     if scenario.ud:
         check.calls.invoke(
@@ -182,17 +212,17 @@ def _expect_all_data(scenario: Scenario, count: int) -> None:
         scenario.size = size
 
 
-@kind("wr-transfer")
+@kind("wr-transfer", params=WrTransferParams)
 def wr_transfer(check: Check) -> None:
     """WRs built with ibv_wr_* and posted by ibv_wr_complete complete as their ibv_post_send counterparts."""
+    p = check.params(WrTransferParams)
     prepare(check)
-    params = check.spec["params"]
-    size, count = int(params.get("size", 64)), int(params.get("count", 1))
-    setter = str(params.get("setter", "ibv_wr_set_sge"))
-    pieces = int(params.get("pieces", 1)) if setter.endswith("_list") else 1
-    opcode = cast(str, check.spec["vars"].get("opcode") or params.get("opcode", "IBV_WR_SEND"))  # IBV_WR_*
+    size, count, setter = p.size, p.count, p.setter
+    pieces = p.pieces if setter.endswith("_list") else 1
+    opcode = str(check.spec["vars"].get("opcode") or p.opcode)  # IBV_WR_*
     scenario = _build(
         check,
+        p,
         size=size,
         count=count,
         sges=pieces,
@@ -203,21 +233,21 @@ def wr_transfer(check: Check) -> None:
     check.calls.invoke("ibv_wr_start", {"qp": scenario.pair.sender_qpx})
     for i in range(count):
         _wr(scenario, i, SEND_ID + i, setter, pieces)
-    if params.get("hold"):
+    if p.hold:
         _nothing_completes(scenario, "no WR of the batch executes before ibv_wr_complete")
     _complete(scenario)
     _expect_completions(scenario, count)
     _expect_all_data(scenario, count)
 
 
-@kind("wr-abort")
+@kind("wr-abort", params=WrAbortParams)
 def wr_abort(check: Check) -> None:
     """The WRs discarded by ibv_wr_abort never complete; the next batch completes with its own WR only."""
+    p = check.params(WrAbortParams)
     prepare(check)
-    params = check.spec["params"]
-    size = int(params.get("size", 64))
-    opcode = cast(str, check.spec["vars"].get("opcode") or params.get("opcode", "IBV_WR_SEND"))  # IBV_WR_*
-    scenario = _build(check, size=size, count=1, **_pair_options(check, opcode))
+    size = p.size
+    opcode = str(check.spec["vars"].get("opcode") or p.opcode)  # IBV_WR_*
+    scenario = _build(check, p, size=size, count=1, **_pair_options(check, opcode))
     _post_recvs(scenario, 1)
     qpx = scenario.pair.sender_qpx
     check.calls.invoke("ibv_wr_start", {"qp": qpx})
@@ -268,7 +298,8 @@ def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Value], side
     """The current completion's fields (status and wr_id of the struct, the rest by accessor) are `want`'s."""
     current = read_object(cqx)
     for name in ("status", "wr_id"):
-        wanted = flag_value(cast(str, want[name])) if isinstance(want[name], str) else want[name]  # a name: tested
+        given = want[name]
+        wanted = flag_value(given) if isinstance(given, str) else given  # a name: its value
         if int(current[name]) != wanted:
             shown: str | int = status_name(int(current[name])) if name == "status" else f"{int(current[name]):#x}"
             raise check.deviation(
@@ -284,7 +315,7 @@ def _read(check: Check, cqx: Handle, poll: Call, want: Mapping[str, Value], side
         read = check.calls.invoke(f"ibv_wc_read_{name}", {"cq": cqx}, phase="poll")
         got = int(read.value or 0)
         if name == "wc_flags":
-            bits = flag_expr(wanted).value if isinstance(wanted, str) else int(cast(int, wanted))  # else a number
+            bits = flag_expr(wanted).value if isinstance(wanted, str) else number(wanted, name)
             ok = got & bits == bits
         else:
             ok = got == (flag_value(wanted) if isinstance(wanted, str) else wanted)
@@ -326,13 +357,13 @@ def _iterate(check: Check, cqx: Handle, wants: Sequence[Mapping[str, Value]], si
         check.calls.invoke("ibv_end_poll", {"cq": cqx}, phase="poll")
 
 
-@kind("cq-ex-poll")
+@kind("cq-ex-poll", params=CqExPollParams)
 def cq_ex_poll(check: Check) -> None:
     """Completions read through an extended CQ's iterator and accessors carry the fields of the WRs."""
+    p = check.params(CqExPollParams)
     prepare(check)
-    params = check.spec["params"]
-    size, count = int(params.get("size", 64)), int(params.get("count", 1))
-    scenario = _build(check, size=size, count=count, cq_wc_flags=CQ_EX_FIELDS)
+    size, count = p.size, p.count
+    scenario = _build(check, p, size=size, count=count, cq_wc_flags=CQ_EX_FIELDS)
     _post_recvs(scenario, count)
     wrs = []
     for i in range(count):
@@ -348,8 +379,8 @@ def cq_ex_poll(check: Check) -> None:
         time.sleep(0.2)  # let the batch complete, so that ibv_next_poll has completions to move to
     sends = [{**_send_fields(scenario), "wr_id": SEND_ID + i} for i in range(count)]
     # Built with cq_wc_flags: the pair's CQs are extended CQs.
-    _iterate(check, cast(Handle, scenario.pair.send_cqx), sends, "send")
+    _iterate(check, handle(scenario.pair.send_cqx, "the send CQ ex"), sends, "send")
     if scenario.op.get("consumes_recv"):
         recvs = [{**_recv_fields(scenario), "wr_id": RECV_ID + i} for i in range(count)]
-        _iterate(check, cast(Handle, scenario.pair.recv_cqx), recvs, "receive")
+        _iterate(check, handle(scenario.pair.recv_cqx, "the receive CQ ex"), recvs, "receive")
     _expect_all_data(scenario, count)

@@ -68,7 +68,7 @@ def options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     calls: list[int] = []
 
-    def counted(verbs, *, kinds, schemas=None) -> None:
+    def counted(verbs, *, kinds, **kind_data) -> None:
         calls.append(len(tuple(verbs)))
 
     monkeypatch.setattr(plugin, "validate", counted)
@@ -90,7 +90,7 @@ def test_a_validation_that_passed_is_not_repeated_for_the_same_sources(options) 
 def test_a_validation_that_failed_leaves_no_marker(options, monkeypatch: pytest.MonkeyPatch) -> None:
     settings, _ = options
 
-    def failing(verbs, *, kinds, schemas=None) -> None:
+    def failing(verbs, *, kinds, **kind_data) -> None:
         raise CatalogueError(["ibv_x: broken"])
 
     monkeypatch.setattr(plugin, "validate", failing)

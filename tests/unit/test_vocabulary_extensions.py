@@ -20,7 +20,7 @@ import dataclasses
 import errno
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -39,6 +39,7 @@ from pytest_rdma.catalogue.model import (
     Step,
     Verb,
 )
+from pytest_rdma.catalogue.params import read_params
 from pytest_rdma.catalogue.validate import problems_of
 from pytest_rdma.ibv.enums import VALUES
 from pytest_rdma.kinds import calls as call_kinds
@@ -65,6 +66,9 @@ def test_a_verb_that_cannot_fail_succeeds() -> None:
     call_kinds.expect_success(object(), _call(None, b"active"))  # type: ignore[arg-type]
 
 
+P = TypeVar("P")
+
+
 class FakeCheck:
     """Just what the "refused" kind touches: its spec, its verb's errors, one call, expectations."""
 
@@ -75,6 +79,12 @@ class FakeCheck:
         self.catalogue = {"ibv_frob": self.verb}
         self.expected: list[Expect] = []
         self.steps: dict[str, Call] = {}
+
+    def params(self, schema: type[P]) -> P:
+        return read_params(schema, self.spec.get("params", {}))
+
+    def expects(self) -> tuple[Expect, ...]:
+        return tuple(self.spec.get("expect", ()))
 
     def require_transport(self) -> None: ...
 
