@@ -18,6 +18,7 @@ from pytest_rdma.catalogue import validated as validated_sources
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.catalogue.validate import CatalogueError, validate
+from pytest_rdma.explore import hooks as explore_hooks
 from pytest_rdma.kinds import load as builtin_kinds
 from pytest_rdma.kinds.load import kind_behaviours, kind_schemas, known_kinds, validation_key
 from pytest_rdma.kinds.registry import KINDS, install
@@ -152,6 +153,7 @@ def configure(config: pytest.Config) -> None:
     config.pluginmanager.register(user_fixtures, "rdma-user-fixtures")
     report.register(config)
     guard.register(config)
+    explore_hooks.register(config)
 
 
 def add_kinds(config: pytest.Config) -> None:
@@ -184,6 +186,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     from pytest_rdma.provider.describe import describe
 
     lines = [*given, f"rdma: port {options.port}, gid index {options.gid_index}"]
+    explored = explore_hooks.header_line(config)
+    if explored:
+        lines.append(explored)
     if options.peer:
         lines.append(f"rdma: peer {options.peer} (two-device checks send from each device to it)")
     for name in options.devices:

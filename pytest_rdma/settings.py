@@ -78,6 +78,20 @@ def _path(values: Sequence[str]) -> str:
     return text
 
 
+def _seconds(values: Sequence[str]) -> int:
+    text = values[-1].strip()
+    if not text.isdigit():
+        raise ValueError("not a number of seconds (give an integer from 0 up; 0: no exploration)")
+    return int(text)
+
+
+def _seed(values: Sequence[str]) -> int:
+    text = values[-1].strip()
+    if not text.isdigit():
+        raise ValueError("not a seed (give an integer from 0 up)")
+    return int(text)
+
+
 def _paths(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(path.strip() for value in values for path in value.split(",") if path.strip())
 
@@ -253,6 +267,28 @@ OPTIONS: tuple[Option, ...] = (
         "MODULE:NAME",
         many=True,
     ),
+    Option(
+        "explore",
+        "--rdma-explore",
+        "rdma_explore",
+        "PYTEST_RDMA_EXPLORE",
+        _seconds,
+        0,
+        "explore each device for SECONDS with sequences of verb calls generated from the catalogue's contracts "
+        "(Hypothesis, under the guards; each finding becomes a check test_explore[...]); default 0: off",
+        "SECONDS",
+    ),
+    Option(
+        "explore_seed",
+        "--rdma-explore-seed",
+        "rdma_explore_seed",
+        "PYTEST_RDMA_EXPLORE_SEED",
+        _seed,
+        None,
+        "the exploration's seed: the same seed gives the same sequences (default: a new one, printed in the "
+        "header and the results)",
+        "N",
+    ),
 )
 
 
@@ -308,6 +344,8 @@ class Settings:
     leaks: str
     kernel_log: str
     catalogue_extra: tuple[str, ...]
+    explore: int  # seconds per device; 0: no exploration
+    explore_seed: int | None
     junit: Path | None
     pytest_junit: bool  # pytest's own --junitxml is on: checks add their properties to it
     allure_dir: Path | None
@@ -382,6 +420,8 @@ class Values(TypedDict):
     leaks: str
     kernel_log: str
     catalogue_extra: tuple[str, ...]
+    explore: int
+    explore_seed: int | None
 
 
 def read(config: pytest.Config) -> Settings:
@@ -423,6 +463,8 @@ def read(config: pytest.Config) -> Settings:
         leaks=values["leaks"],
         kernel_log=values["kernel_log"],
         catalogue_extra=values["catalogue_extra"],
+        explore=values["explore"],
+        explore_seed=values["explore_seed"],
         junit=Path(values["junit"]) if values["junit"] else None,
         pytest_junit=bool(getattr(config.option, "xmlpath", None)),
         allure_dir=Path(values["allure"]) if values["allure"] else None,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_rdma.expectations import Expectations, Waiver
+from pytest_rdma.explore.execute import EXPLORE, EXPLORED
 from pytest_rdma.outcomes import DEVIATES, UNSUPPORTED, WAIVED, Deviation
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm import confirm
@@ -112,7 +113,10 @@ class Recorder:
                     report.longrepr = failure_text(failure)
                     phase = {**phase, "pytest_outcome": "failed", "required": failure}
             phase.update(evidence(run, exc))
-            if phase["outcome"] in (DEVIATES, WAIVED) and run is not None and case_of(item) is not None:
+            # An exploration's finding (explore/items.py) has its sequence's reproducer whatever decides it: the
+            # guards decide a leak or a kernel warning after the call phase, a crash or a hang ends it.
+            finding = run is not None and run.case.kind == EXPLORE and run.case.claim != EXPLORED
+            if (phase["outcome"] in (DEVIATES, WAIVED) or finding) and run is not None and case_of(item) is not None:
                 try:
                     phase["reproducer"] = reproducers.write(self.settings, info, run, exc)
                 except OSError as error:
