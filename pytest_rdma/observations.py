@@ -20,7 +20,8 @@ to whatever was observed (kinds/check.py: Check.deviation).
 from __future__ import annotations
 
 import errno as errno_module
-from collections.abc import Mapping, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import ClassVar, Protocol, Union
@@ -216,16 +217,26 @@ def _field_c(site: CSite, path: str, value: Observed) -> str:
     """C comparing a numeric field read back ("<step>.<path>" reads that step's call) with `value`."""
     if _int(value) is None and not isinstance(value, bool):
         return ""
+    return f"(long long)({_field_expr(site, path)}) == {int(value)}"  # type: ignore[arg-type]  # an int: tested
+
+
+def _field_expr(site: CSite, path: str) -> str:
+    """C for a field read back ("<step>.<path>" reads that step's call, anything else the decisive one)."""
     root, _, rest = path.partition(".")
     holder, inner = (site.calls[site.steps[root]], rest) if root in site.steps else (site.call, path)
-    return f"(long long)({site.out(holder, inner)}) == {int(value)}"  # type: ignore[arg-type]  # an int: tested
+    return site.out(holder, inner)
 
 
 def _field_replayed(call: Call, named: Mapping[str, Call], path: str, value: Observed) -> bool:
+    return _replayed_value(call, named, path) == value
+
+
+def _replayed_value(call: Call, named: Mapping[str, Call], path: str) -> Readback:
+    """A field the replay read back ("<step>.<path>" reads that step's call)."""
     root, _, rest = path.partition(".")
     holder, inner = (named[root], rest) if root in named else (call, path)
     if inner == "ret":
-        return holder.value == value
+        return holder.value
     top, _, below = inner.partition(".")
     data: Readback = holder.outs.get(top)
     for part in [p for p in below.split(".") if p]:
@@ -235,30 +246,59 @@ def _field_replayed(call: Call, named: Mapping[str, Call], path: str, value: Obs
             data = data[int(part)] if int(part) < len(data) else None  # wc.0.status: the first completion
         else:
             data = None
-    return data == value
+    return data
+
+
+# The comparisons a field can fail against another call's field, as C and as Python apply them.
+NUMERIC_OPS: dict[str, Callable[[int, int], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+}
 
 
 @dataclass(frozen=True)
 class FieldValue(Observation):
-    """A field read back had another value: "attr.qp_state", "wc.0.byte_len", "<step>.<path>", "ret"."""
+    """A field read back had another value: "attr.qp_state", "wc.0.byte_len", "<step>.<path>", "ret".
+
+    Where the field was to compare (`op`) with another call's field (`against`, "<step>.<path>"),
+    the deviation is that comparison failing, not the value: ibv_query_qp's max_recv_wr of 7 is no
+    deviation where ibv_create_qp also wrote back 7. So the reproducers judge the comparison."""
 
     field: str
     value: Observed
+    against: str = ""
+    op: str = ""
     problem: str = ""
     KEYS: ClassVar[tuple[str, ...]] = ("field",)
 
     def items(self) -> list[tuple[str, object]]:
-        return [("field", self.field), ("value", self.value)]
+        compared = [("against", self.against), ("op", self.op)] if self.against else []
+        return [("field", self.field), ("value", self.value), *compared]
 
     @classmethod
     def read(cls, data: Mapping[str, object], problem: str) -> Observation | None:
-        return cls(_text(data["field"]), data.get("value"), problem)  # type: ignore[arg-type]  # JSON data
+        value = data.get("value")
+        return cls(_text(data["field"]), value, _text(data.get("against")), _text(data.get("op")), problem)  # type: ignore[arg-type]  # JSON data
 
     def c_condition(self, site: CSite) -> str:
-        return _field_c(site, self.field, self.value)
+        if not self.against:
+            return _field_c(site, self.field, self.value)
+        if self.op not in NUMERIC_OPS or self.against.partition(".")[0] not in site.steps:
+            return ""
+        left, right = (_field_expr(site, path) for path in (self.field, self.against))
+        return f"!((long long)({left}) {self.op} (long long)({right}))"
 
     def replayed(self, call: Call, named: Mapping[str, Call]) -> bool | None:
-        return _field_replayed(call, named, self.field, self.value)
+        if not self.against:
+            return _field_replayed(call, named, self.field, self.value)
+        left, right = (_replayed_value(call, named, path) for path in (self.field, self.against))
+        if self.op not in NUMERIC_OPS or _int(left) is None or _int(right) is None:
+            return None
+        return not NUMERIC_OPS[self.op](left, right)  # type: ignore[arg-type]  # ints: tested
 
 
 @dataclass(frozen=True)
@@ -551,16 +591,60 @@ class RelationBroken(Observation):
     value: Observed
     right: str
     right_value: Observed
+    # The relation (an op of NUMERIC_OPS) and where each side was read ("<step>.<path>"; "" for a number):
+    # a reproducer judges the relation on what it reads, so a program can say whether it broke again.
+    op: str = ""
+    left_at: str = ""
+    right_at: str = ""
     problem: str = ""
     KEYS: ClassVar[tuple[str, ...]] = ("left",)
 
     def items(self) -> list[tuple[str, object]]:
-        return [("left", self.left), ("value", self.value), ("right", self.right), ("right_value", self.right_value)]
+        where = [("op", self.op), ("left_at", self.left_at), ("right_at", self.right_at)] if self.op else []
+        return [
+            ("left", self.left),
+            ("value", self.value),
+            ("right", self.right),
+            ("right_value", self.right_value),
+            *where,
+        ]
 
     @classmethod
     def read(cls, data: Mapping[str, object], problem: str) -> Observation | None:
         value, right_value = data.get("value"), data.get("right_value")
-        return cls(_text(data["left"]), value, _text(data.get("right")), right_value, problem)  # type: ignore[arg-type]
+        where = (_text(data.get("op")), _text(data.get("left_at")), _text(data.get("right_at")))
+        return cls(_text(data["left"]), value, _text(data.get("right")), right_value, *where, problem)  # type: ignore[arg-type]
+
+    def c_condition(self, site: CSite) -> str:
+        if not (self.left_at or self.right_at):
+            return ""  # two numbers: nothing the device reports
+        sides = []
+        for at, value in ((self.left_at, self.value), (self.right_at, self.right_value)):
+            if "&" in at:
+                return ""  # flag bits of a field: no program of ours masks them
+            if at and at.partition(".")[0] in site.steps:
+                sides.append(_field_expr(site, at))
+            elif not at and _int(value) is not None:
+                sides.append(str(value))  # a number of the relation's own
+            else:
+                return ""
+        if self.op not in NUMERIC_OPS:
+            return ""
+        return f"!((long long)({sides[0]}) {self.op} (long long)({sides[1]}))"
+
+    def replayed(self, call: Call, named: Mapping[str, Call]) -> bool | None:
+        if "&" in self.left_at + self.right_at:
+            return None
+        left = _replayed_value(call, named, self.left_at) if self.left_at else self.value
+        right = _replayed_value(call, named, self.right_at) if self.right_at else self.right_value
+        if (
+            not (self.left_at or self.right_at)
+            or self.op not in NUMERIC_OPS
+            or _int(left) is None
+            or _int(right) is None
+        ):
+            return None
+        return not NUMERIC_OPS[self.op](left, right)  # type: ignore[arg-type]  # ints: tested
 
 
 @dataclass(frozen=True)

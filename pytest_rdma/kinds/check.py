@@ -24,7 +24,7 @@ from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import Arg, Cap, Expect, Need, Ref, Step, Value
 from pytest_rdma.catalogue.params import read_params
 from pytest_rdma.kinds.state_machine import StateMachine, walk
-from pytest_rdma.observations import Errno, FieldValue, Observation, Observed
+from pytest_rdma.observations import NUMERIC_OPS, Errno, FieldValue, Observation, Observed
 from pytest_rdma.outcomes import Deviation, NotExercised, Unsupported
 from pytest_rdma.provider.device import DeviceUnderTest
 
@@ -359,10 +359,18 @@ class Check:
                 raise self.deviation(
                     f"{item.left} {shown}{target}",
                     f"{item.left} = {_show(None, left)}" + (f" against {_show(item.right, right)}" if target else ""),
-                    FieldValue(item.left, left),
+                    self.field_value(item, left),
                     call,
                     ref=ref,
                 )
+
+    @staticmethod
+    def field_value(item: Expect, left: Observed) -> FieldValue:
+        """The observation of a failed expectation: against another call's field, the comparison failed."""
+        numeric = isinstance(left, int) and not isinstance(left, bool)
+        if isinstance(item.right, Ref) and item.right.path and item.op in NUMERIC_OPS and numeric:
+            return FieldValue(item.left, left, f"{item.right.step}.{item.right.path}", item.op)
+        return FieldValue(item.left, left)
 
     def deviation(
         self,

@@ -62,10 +62,11 @@ def relation_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
         yield make_case(verb, claim, relation_id(left, op, right), {}, relations=(relation,))
 
 
-def _field(check: Check, p: RelationParams, name: Value) -> tuple[str, Observed]:
-    """(shown name, value) of one side: a number, or a field named relative to the claim's root."""
+def _field(check: Check, p: RelationParams, name: Value) -> tuple[str, Observed, str]:
+    """(shown name, value, "<step>.<path>" it was read at) of one side: a number (read nowhere: ""), or a
+    field named relative to the claim's root ("<step>.<path>&FLAG" for the flag bits of one)."""
     if isinstance(name, int):
-        return str(name), name
+        return str(name), name, ""
     text = str(name)
     step, sep, path = text.partition(":")
     if not sep:
@@ -81,7 +82,7 @@ def _field(check: Check, p: RelationParams, name: Value) -> tuple[str, Observed]
     value = check.read(check.steps[step], path)
     if masked:
         value = number(value, path) & flag_value(masked)  # a field with flag bits
-    return shown, value
+    return shown, value, f"{step}.{path}&{masked}" if masked else f"{step}.{path}"
 
 
 @kind("relation", relation_cases, params=RelationParams)
@@ -91,14 +92,14 @@ def relation(check: Check) -> None:
     prepare(check)
     relations = check.spec.get("relations") or p.relations
     for left_name, op, right_name in relations:
-        left_shown, left = _field(check, p, left_name)
-        right_shown, right = _field(check, p, right_name)
+        left_shown, left, left_at = _field(check, p, left_name)
+        right_shown, right, right_at = _field(check, p, right_name)
         if not COMPARE[op](left, right):
             shown = "0 only if also 0:" if op == "0=>0" else OP_TEXT.get(op, op)
             raise check.deviation(
                 f"{left_shown} {shown} {right_shown}",
                 f"{left_shown} = {left!r}, {right_shown} = {right!r}",
-                RelationBroken(left_shown, left, right_shown, right),
+                RelationBroken(left_shown, left, right_shown, right, op, left_at, right_at),
                 check.calls.log[-1] if check.calls.log else None,
             )
 

@@ -62,6 +62,8 @@ EXECUTABLES: dict[str, str] = {
     # each run's scratch in the VM (guest.keep_scratch).
     "tar": "tar",
     "xz": "xz-utils",
+    # Unpacking a zstd-compressed kernel (Debian's 6.12) to boot it without its decompressor (lab/boot_image.py).
+    "zstd": "zstd",
     "make": "make",
     "gcc": "gcc",
     # The Allure HTML report (report/allure_html.py): Allure 3 from npm, run by node.
@@ -97,6 +99,7 @@ BASE_PACKAGES = (
     "gcc",
     "libc6-dev",
     "binutils",
+    "zstd",
 )
 # Only for siw, which Debian's kernel does not ship as a module: built from linux-source.
 SIW_BUILD_PACKAGES = ("linux-source", "make", "gcc", "xz-utils")

@@ -281,7 +281,8 @@ def test_required_packages_are_on_every_debian(package: str) -> None:
 
 
 def test_zstd_is_not_reached() -> None:
-    """virtme-ng decompresses .ko.zst modules with zstd, which the lab does not install."""
+    """virtme-ng decompresses .ko.zst modules with zstd, a lookup of virtme-ng's the lab does not rely on
+    (the lab installs zstd for its own use, lab/boot_image.py, not for virtme-ng's)."""
     kernels = list(Path("/lib/modules").glob("*/kernel"))
     if not kernels:
         pytest.skip("no kernel modules installed here")

@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from pytest_rdma.calls.record import Call
+from pytest_rdma.calls.render import CProgram, Site
+from pytest_rdma.catalogue.model import Arg, Expect, Ref
 from pytest_rdma.expectations import SHIPPED_DIR, load
+from pytest_rdma.kinds.check import Check
 from pytest_rdma.observations import (
     TYPES,
     BadWr,
@@ -45,6 +48,15 @@ SHAPES: list[tuple[Observation, dict[str, object]]] = [
     (Problem("returned NULL without setting errno"), {"problem": "returned NULL without setting errno"}),
     (FieldValue("attr.qp_state", 0), {"field": "attr.qp_state", "value": 0}),
     (FieldValue("ret", None), {"field": "ret", "value": None}),
+    (
+        FieldValue("q.init_attr.cap.max_recv_wr", 7, "call.qp_init_attr.cap.max_recv_wr", "=="),
+        {
+            "field": "q.init_attr.cap.max_recv_wr",
+            "value": 7,
+            "against": "call.qp_init_attr.cap.max_recv_wr",
+            "op": "==",
+        },
+    ),
     (
         CompletionStatus("wc.0.status", 2, "IBV_WC_LOC_QP_OP_ERR"),
         {"field": "wc.0.status", "value": 2, "status": "IBV_WC_LOC_QP_OP_ERR"},
@@ -85,6 +97,18 @@ SHAPES: list[tuple[Observation, dict[str, object]]] = [
     (
         RelationBroken("max_qp_wr", 0, "max_sge", 4),
         {"left": "max_qp_wr", "value": 0, "right": "max_sge", "right_value": 4},
+    ),
+    (
+        RelationBroken("active_mtu", 3, "max_mtu", 1, "<=", "q.port_attr.active_mtu", "q.port_attr.max_mtu"),
+        {
+            "left": "active_mtu",
+            "value": 3,
+            "right": "max_mtu",
+            "right_value": 1,
+            "op": "<=",
+            "left_at": "q.port_attr.active_mtu",
+            "right_at": "q.port_attr.max_mtu",
+        },
     ),
     (Produced("IBV_WC_SUCCESS"), {"value": "IBV_WC_SUCCESS"}),
 ]
@@ -129,3 +153,79 @@ def test_a_waiver_matches_by_the_observations_own_keys() -> None:
     assert not status.matches({"field": "wc.0.status", "status": "IBV_WC_SUCCESS"})
     assert BadWr(None).matches({"bad_wr": "NULL"}) and not BadWr(0).matches({"bad_wr": "NULL"})
     assert CqEvent(False, 1).matches({"event": False, "status": 1}), "TOML's false is Python's False, as text"
+
+
+def _create_then_query(written_back: int, queried: int) -> tuple[Call, Call]:
+    """ibv_create_qp writing back max_recv_wr, then ibv_query_qp (step "q") reading it."""
+    create = Call(
+        2, "ibv_create_qp", (), 1, None, 0, "", True, outs={"qp_init_attr": {"cap": {"max_recv_wr": written_back}}}
+    )
+    query = Call(3, "ibv_query_qp", (), 0, 0, 0, "", True, outs={"init_attr": {"cap": {"max_recv_wr": queried}}})
+    return create, query
+
+
+# rxe on 6.1 writes back the 5 asked for and ibv_query_qp says 7; on 6.12 both say 7 (issue 27).
+DISAGREED = FieldValue("q.init_attr.cap.max_recv_wr", 7, "call.qp_init_attr.cap.max_recv_wr", "==")
+
+
+def test_a_field_that_disagreed_with_another_call_is_judged_by_the_comparison_in_c() -> None:
+    create, query = _create_then_query(5, 7)
+    site = Site(
+        CProgram({}, "rxe0"),
+        create,
+        [Call(0, "v", (), 0, 0, 0, "", True), create, create, query],
+        {"call": 2, "q": 3},
+        "pointer",
+    )
+    assert DISAGREED.c_condition(site) == (
+        "!((long long)(a3_init_attr.cap.max_recv_wr) == (long long)(a2_qp_init_attr.cap.max_recv_wr))"
+    )
+    assert (
+        FieldValue("q.init_attr.cap.max_recv_wr", 7).c_condition(site)
+        == "(long long)(a3_init_attr.cap.max_recv_wr) == 7"
+    )
+    without_the_step = Site(CProgram({}, "rxe0"), create, [create], {}, "pointer")
+    assert DISAGREED.c_condition(without_the_step) == ""  # no program says what it cannot read
+
+
+@pytest.mark.parametrize(("written_back", "queried", "reproduced"), [(5, 7, True), (7, 7, False), (7, 9, True)])
+def test_a_field_that_disagreed_with_another_call_is_judged_by_the_comparison_in_a_replay(
+    written_back: int, queried: int, reproduced: bool
+) -> None:
+    create, query = _create_then_query(written_back, queried)
+    assert DISAGREED.replayed(create, {"call": create, "q": query}) is reproduced
+
+
+def test_an_expectation_against_another_calls_field_observes_the_comparison_and_one_against_a_value_the_value() -> None:
+    against_step = Expect("q.init_attr.cap.max_recv_wr", "==", Ref("call", "qp_init_attr.cap.max_recv_wr"))
+    assert Check.field_value(against_step, 7) == DISAGREED
+    assert Check.field_value(Expect("attr.qp_state", "==", 0), 3) == FieldValue("attr.qp_state", 3)
+    given = Expect("qp_init_attr.cap.max_recv_wr", ">=", Arg("qp_init_attr.cap.max_recv_wr"))
+    assert Check.field_value(given, 4) == FieldValue("qp_init_attr.cap.max_recv_wr", 4)  # what was given is known
+
+
+def _query_port(active_mtu: int, max_mtu: int) -> Call:
+    return Call(
+        1, "ibv_query_port", (), 0, 0, 0, "", True, outs={"port_attr": {"active_mtu": active_mtu, "max_mtu": max_mtu}}
+    )
+
+
+# siw on 6.12 reports active_mtu IBV_MTU_1024 (3) above max_mtu IBV_MTU_256 (1) (issue 27).
+MTU_ABOVE_MAX = RelationBroken("active_mtu", 3, "max_mtu", 1, "<=", "q.port_attr.active_mtu", "q.port_attr.max_mtu")
+
+
+def test_a_broken_relation_is_judged_by_the_relation_in_c_and_in_a_replay() -> None:
+    query = _query_port(3, 1)
+    site = Site(CProgram({}, "siw0"), query, [Call(0, "v", (), 0, 0, 0, "", True), query], {"q": 1}, "errno")
+    assert MTU_ABOVE_MAX.c_condition(site) == (
+        "!((long long)(a1_port_attr.active_mtu) <= (long long)(a1_port_attr.max_mtu))"
+    )
+    state = RelationBroken("state", 7, "5", 5, "<=", "q.port_attr.state", "")
+    assert state.c_condition(site) == "!((long long)(a1_port_attr.state) <= (long long)(5))"
+    assert MTU_ABOVE_MAX.replayed(query, {"q": query}) is True
+    assert MTU_ABOVE_MAX.replayed(_query_port(3, 5), {"q": _query_port(3, 5)}) is False
+    # No verdict: flag bits, a relation no C operator says, a result written before the relation was known.
+    flags = RelationBroken("flags", 0, "1", 1, ">=", "q.attr.device_cap_flags&IBV_DEVICE_X", "")
+    implies = RelationBroken("a", 1, "b", 0, "0=>0", "q.port_attr.a", "q.port_attr.b")
+    for unjudged in (flags, implies, RelationBroken("active_mtu", 3, "max_mtu", 1)):
+        assert unjudged.c_condition(site) == "" and unjudged.replayed(query, {"q": query}) is None
