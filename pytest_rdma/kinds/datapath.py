@@ -19,14 +19,12 @@ remote access it needs) is data: ibv_post_send's `tables["opcodes"]` in the cata
 
 from __future__ import annotations
 
-import select
 import socket
 import time
 from collections.abc import Mapping, Sequence
 from typing import cast
 
 from pytest_rdma.calls.invoke import out_address
-from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_expr, flag_value
 from pytest_rdma.catalogue.model import Need, Opcode, Value
@@ -543,11 +541,10 @@ def notify(check: Check) -> None:
     scenario.post_send(scenario.send_wr(flags=flags))
     channel = scenario.pair.channel
     assert channel is not None  # built with recv_channel=True
-    fd = int(read_object(channel)["fd"])
     if not params.get("expect_event", True):
         # The completion first, so that "no event" is about a completion that is there.
         completion = scenario.traffic.poll(cq, 1)[0]
-        if select.select([fd], [], [], QUIET)[0]:
+        if check.calls.readable(channel, QUIET):
             got = _take_event(check, channel, cq)
             raise check.deviation(
                 "no event: the CQ was armed for solicited completions only",
@@ -557,7 +554,7 @@ def notify(check: Check) -> None:
                 ref="ibv_req_notify_cq(3) DESCRIPTION",
             )
         return
-    if not select.select([fd], [], [], TIMEOUT)[0]:
+    if not check.calls.readable(channel, TIMEOUT):
         # No event: say so only about a completion that arrived; without one, nothing was shown.
         completion = scenario.traffic.poll(cq, 1)[0]
         raise check.deviation(

@@ -326,6 +326,10 @@ def parameters(record: Record) -> list[dict[str, str]]:
     if record.get("variant"):
         params.append({"name": "case", "value": str(record["variant"])})
     params.append({"name": "device", "value": str(record.get("device") or NO_DEVICE)})
+    for end, facts in (record.get("ends") or {}).items():  # a two-device check: where each end ran
+        built = f"{facts['driver']}, kernel {facts['kernel']}, rdma-core {facts['rdma_core']}"
+        shown = f"{facts['device']} on {facts['host']} ({built})"
+        params.append({"name": f"{end} end", "value": shown})
     return params
 
 

@@ -137,6 +137,7 @@ class Evidence(TypedDict, total=False):
     decided_by: str
     teardown_failures: list[str]
     peer: str  # a two-device check's second device (--rdma-peer)
+    ends: dict[str, dict[str, str]]  # its two ends ("dut", "peer"): host, device, driver, kernel, rdma_core
 
 
 class Phase(Evidence, total=False):
@@ -396,6 +397,8 @@ def evidence(run: Run | None, exc: BaseException | None) -> Evidence:
     }
     if run.peer:
         found["peer"] = run.peer
+    if run.ends:
+        found["ends"] = run.ends
     return found
 
 
@@ -427,6 +430,7 @@ def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
         "decided_by",
         "teardown_failures",
         "peer",
+        "ends",
         "reproducer",
         "reproducer_error",
         "deviation_ref",
