@@ -6,8 +6,9 @@ device. The result is a `Device` (provider/device.py) like an in-process peer: i
 identity, its context; its `end` (a `RemoteEnd`) makes the calls on the objects that live there.
 
 Every request waits at most REQUEST_TIMEOUT: a peer that hangs costs the check in progress a
-timeout, one whose channel closed (the host or its process died) an error naming the peer host,
-and every later request fails at once with that error instead of waiting again.
+timeout, one whose channel closed (the host or its process died) an error naming the peer host;
+either way every later request fails at once (EndLost) instead of waiting again, so the check's
+own objects here are still freed and the checks after it end at once.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ class RemoteEnd:
                 if answered == number:  # an earlier answer came after its check gave up on it
                     break
         except self.channel.TimeoutError:
-            raise CheckTimeout(f"the peer host ({self.spec}) did not answer {op} within {timeout:.0f} s") from None
+            # Its answer may still come, or never: later requests do not wait on a peer that hung.
+            self.lost = f"the peer host ({self.spec}) did not answer {op} within {timeout:.0f} s"
+            raise CheckTimeout(self.lost) from None
         except (EOFError, OSError, self.channel.RemoteError, execnet.HostNotFound) as exc:
             said = str(exc).strip().splitlines()
             self.lost = f"the peer host ({self.spec}) is gone: {said[-1] if said else type(exc).__name__}"

@@ -141,6 +141,10 @@ def test_a_peer_that_hangs_costs_the_request_a_timeout_naming_the_peer_host(gate
     with pytest.raises(CheckTimeout, match=r"the peer host \(popen.*\) did not answer struct within 1 s"):
         end.request("struct", None, timeout=1.0)
     assert time.monotonic() - started < 5
+    started = time.monotonic()
+    with pytest.raises(EndLost, match="did not answer struct"):  # the next request does not wait again
+        end.request("release")
+    assert time.monotonic() - started < 0.5
 
 
 def test_a_peer_that_died_costs_the_request_an_error_and_later_ones_fail_at_once(gateway: execnet.Gateway) -> None:
