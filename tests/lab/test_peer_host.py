@@ -64,15 +64,17 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _peer_process(pytest_pid: int) -> int | None:
-    """The execnet peer interpreter the inner run started (its command line reads its code from stdin)."""
+    """The execnet peer interpreter the inner run started (its command line reads its code from stdin):
+    the deepest such process, as an xdist worker (execnet's too) would start the peer's below it."""
+    found = None
     for pid in _descendants(pytest_pid):
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"exec(eval(sys.stdin" in command or b"execnet" in command:
-            return pid
-    return None
+        if b"exec(eval(sys.stdin" in command:
+            found = pid
+    return found
 
 
 def test_a_peer_killed_mid_run_costs_its_checks_not_the_run(pytester: pytest.Pytester, device: str) -> None:
