@@ -5,7 +5,8 @@ check that uses it runs once per --rdma-dev and its id names the device. A check
 resources are made by the check itself, the one way the catalogue gives (kinds/check.py).
 
 `rdma_peer` is the second device of --rdma-peer, opened once per session by the first check
-that sends to it (running.run_case asks for it only then), None when no peer was given.
+that sends to it (running.run_case asks for it only then), None when no peer was given; with
+--rdma-peer-host it is opened on that host, by a process the execnet gateway starts there.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_rdma import generate, settings
-from pytest_rdma.provider.device import DeviceUnderTest
+from pytest_rdma.peer.remote import PeerHostError, RemotePeer
+from pytest_rdma.provider.device import Device, DeviceUnderTest
 from pytest_rdma.selection import no_device_error
+
+# What the peer host's process left on its device at the end of the run (empty: it freed everything).
+PEER_LEFT = pytest.StashKey[dict[str, dict[str, int]]]()
 
 
 @pytest.fixture(scope="session")
@@ -34,12 +39,45 @@ def rdma_dut(request: pytest.FixtureRequest) -> Iterator[DeviceUnderTest]:
 
 
 @pytest.fixture(scope="session")
-def rdma_peer(request: pytest.FixtureRequest) -> Iterator[DeviceUnderTest | None]:
+def rdma_peer(request: pytest.FixtureRequest) -> Iterator[Device | None]:
     """The opened peer device (--rdma-peer), or None: a two-device check is then not exercised."""
     options = settings.get(request.config)
     if not options.peer:
         yield None
         return
-    peer = DeviceUnderTest(options.peer, generate.active(), port=options.port, gid_index=options.gid_index, role="peer")
-    yield peer
-    peer.close()
+    if not options.peer_host:
+        peer = DeviceUnderTest(
+            options.peer, generate.active(), port=options.port, gid_index=options.gid_index, role="peer"
+        )
+        yield peer
+        peer.close()
+        return
+    try:
+        remote = RemotePeer.open(options.peer_host, options.peer, port=options.port, gid_index=options.gid_index)
+    except PeerHostError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield remote
+    remote.close()
+    request.config.stash[PEER_LEFT] = remote.left
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Objects the peer host's process left on its device fail the run, as a leak here does."""
+    if session.config.stash.get(PEER_LEFT, {}) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    left = config.stash.get(PEER_LEFT, None)
+    if left is None:
+        return
+    options = settings.get(config)
+    if not left:
+        terminalreporter.write_line(f"rdma: peer {options.peer} on {options.peer_host}: every object freed")
+        return
+    shown = "; ".join(
+        f"{device}: " + ", ".join(f"{k} {n:+d}" for k, n in kinds.items()) for device, kinds in left.items()
+    )
+    terminalreporter.write_line(
+        f"rdma: peer {options.peer} on {options.peer_host}: its process left objects after the run ({shown})", red=True
+    )

@@ -139,11 +139,17 @@ def configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput") and not config.option.collectonly:  # workers inherit the checks
         if not options.devices and targets_suite(config):
             raise no_device_error()
-        # The peer is checked as the devices are: a name this host lists, its port up, its GID there.
-        chosen = options.devices + ((options.peer,) if options.peer else ())
+        # The peer is checked as the devices are: a name this host lists, its port up, its GID there
+        # (a peer on another host is checked there, when the first two-device check opens it).
+        local_peer = options.peer if options.peer and not options.peer_host else None
+        chosen = options.devices + ((local_peer,) if local_peer else ())
+        if options.peer_host and not options.peer:
+            raise pytest.UsageError(
+                f"--rdma-peer-host {options.peer_host}: give --rdma-peer NAME too, the device of that host to send to"
+            )
         validate_devices(options.devices)
-        if options.peer:
-            validate_devices((options.peer,), flag="--rdma-peer")
+        if local_peer:
+            validate_devices((local_peer,), flag="--rdma-peer")
         validate_ports(chosen, catalogue, options.port, options.gid_index)
         # Collecting writes nothing, so its outputs need not be writable (a read-only checkout).
         outputs.check(config, options)
@@ -190,7 +196,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if explored:
         lines.append(explored)
     if options.peer:
-        lines.append(f"rdma: peer {options.peer} (two-device checks send from each device to it)")
+        where = f" on {options.peer_host}" if options.peer_host else ""
+        lines.append(f"rdma: peer {options.peer}{where} (two-device checks send from each device to it)")
     for name in options.devices:
         lines.append("rdma: " + describe(name).header_line())
     return lines

@@ -41,6 +41,21 @@ def _name(values: Sequence[str]) -> str:
     return text
 
 
+GATEWAY_KINDS = ("ssh", "popen", "socket", "vagrant_ssh")
+
+
+def _gateway(values: Sequence[str]) -> str:
+    """An execnet gateway spec ("ssh=root@host2//python=python3"): it must say how to reach the host."""
+    text = values[-1].strip()
+    first = text.split("//", 1)[0].split("=", 1)[0]
+    if first not in GATEWAY_KINDS:
+        raise ValueError(
+            "not an execnet gateway spec (give e.g. ssh=root@host2//python=python3, socket=HOST:PORT, or "
+            "popen//python=PYTHON for another process of this host)"
+        )
+    return text
+
+
 def _port(values: Sequence[str]) -> int:
     text = values[-1].strip()
     if not text.isdigit() or not 1 <= int(text) <= 255:
@@ -133,6 +148,17 @@ OPTIONS: tuple[Option, ...] = (
         "a second RDMA device of this host that the device under test reaches (rxe on the other end of a veth, "
         "a second port's device): the data path's two-device checks send to it; without it they are not exercised",
         "NAME",
+    ),
+    Option(
+        "peer_host",
+        "--rdma-peer-host",
+        "rdma_peer_host",
+        "RDMA_PEER_HOST",
+        _gateway,
+        None,
+        "the host --rdma-peer's device is on, as an execnet gateway spec (ssh=root@host2//python=python3): the "
+        "two-device checks make their receiving side in a process there, which needs pytest-rdma installed",
+        "SPEC",
     ),
     Option("port", "--rdma-port", "rdma_port", "RDMA_PORT", _port, 1, "port of the device to use (default 1)", "N"),
     Option(
@@ -333,6 +359,7 @@ class Given:
 class Settings:
     devices: tuple[str, ...]
     peer: str | None
+    peer_host: str | None
     port: int
     gid_index: int
     expectations: tuple[str, ...] | None  # None: the shipped files; (): no waivers at all
@@ -407,6 +434,7 @@ class Values(TypedDict):
 
     devices: tuple[str, ...]
     peer: str | None
+    peer_host: str | None
     port: int
     gid_index: int
     expectations: tuple[str, ...] | None
@@ -452,6 +480,7 @@ def read(config: pytest.Config) -> Settings:
     return Settings(
         devices=values["devices"],
         peer=values["peer"],
+        peer_host=values["peer_host"],
         port=values["port"],
         gid_index=values["gid_index"],
         expectations=values["expectations"],

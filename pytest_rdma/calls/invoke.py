@@ -11,68 +11,19 @@ verb the catalogue names as their destructor, unless the check destroyed them it
 
 from __future__ import annotations
 
-import ctypes
-import mmap
 from collections.abc import Callable, Mapping
 from typing import cast
 
-from pytest_rdma.calls.convention import judge
-from pytest_rdma.calls.marshal import Marshalled, marshal, parse_ctype, read_object, read_struct, struct_class
-from pytest_rdma.calls.payload import payload
-from pytest_rdma.calls.record import Call, CValue, Handle, Readback, Resolved, Result
-from pytest_rdma.calls.values import Scope, number, resolve
-from pytest_rdma.catalogue.model import RETURNS_POINTER, Value, Verb, substitute
-from pytest_rdma.ibv import binding, mirrors, rdmacm
-
-_OWNERS: dict[tuple[int, str], str] = {}
-
-
-def context_of(args: Mapping[str, Resolved]) -> int:
-    """The ibv_context a call's first object argument belongs to (0 if none).
-
-    Read before the call: a destroy verb frees the object it is given.
-    """
-    for value in args.values():
-        if isinstance(value, Handle) and value.kind != "buffer":
-            return value.address if value.kind == "context" else int(read_object(value).get("context") or 0)
-    return 0
-
-
-def op_owner(route: str, context: int) -> str:
-    """Whose code a provider op ran: the file name of the shared object (dladdr), memoised per context.
-
-    libibverbs fills the ops a provider lacks with its own defaults (EOPNOTSUPP), so "provider:<op>"
-    alone cannot say whether the provider decided; this can.
-    """
-    op = route.split(":", 1)[1]
-    if not context:
-        return ""
-    key = (context, op)
-    if key not in _OWNERS:
-        found = mirrors.op_owner(context, op) or ""
-        _OWNERS[key] = found.rsplit("/", 1)[-1]
-    return _OWNERS[key]
+from pytest_rdma.calls.ends import LOCAL, End, EndLost
+from pytest_rdma.calls.marshal import parse_ctype
+from pytest_rdma.calls.record import Call, CValue, Handle, Readback, Result
+from pytest_rdma.calls.values import Scope, resolve
+from pytest_rdma.catalogue.model import RETURNS_POINTER, Array, Value, Verb, substitute
 
 
 def decided_above(call: Call) -> str:
     """ "libibverbs" when a provider op's code is libibverbs' own (its default for a missing op), else ""."""
     return "libibverbs" if call.owner.startswith("libibverbs") else ""
-
-
-def _count(value: Resolved) -> int:
-    from pytest_rdma.calls.values import number
-
-    return max(int(cast(int, number(value)) or 0), 0)  # a count parameter's value: a number (or None)
-
-
-def _read_out(verb: Verb, name: str, obj: object, marshalled: Marshalled) -> Readback:
-    """An out parameter as plain data; a `struct X **` naming an element of an array argument becomes its index."""
-    ctype = parse_ctype(verb.param(name).ctype)
-    if ctype.aggregate and ctype.pointers == 2:
-        address = cast(ctypes.c_void_p, obj).value  # the cell marshal allocated for a `struct X **`
-        index = marshalled.index_in(ctype.base, address)
-        return {"index": index} if index is not None else ({"address": address} if address else None)
-    return read_struct(obj)
 
 
 def out_address(call: Call, param: str) -> int:
@@ -95,6 +46,19 @@ def kind_of_ctype(ctype: str) -> str:
     parsed = parse_ctype(ctype)
     base = parsed.base.removeprefix("ibv_")
     return f"{base}_list" if parsed.pointers > 1 else base
+
+
+def handles_in(value: object) -> list[Handle]:
+    """Every object or buffer in a resolved value (through struct fields and arrays)."""
+    if isinstance(value, Handle):
+        return [value]
+    if isinstance(value, Mapping):
+        return [found for item in value.values() for found in handles_in(item)]
+    if isinstance(value, (tuple, list)):
+        return [found for item in value for found in handles_in(item)]
+    if isinstance(value, Array) and isinstance(value.items, tuple):
+        return handles_in(value.items)
+    return []
 
 
 def flatten(value: Mapping[str, Value], prefix: str = "") -> dict[str, Value]:
@@ -136,16 +100,6 @@ def arguments(verb: Verb, overrides: Mapping[str, Value], variables: Mapping[str
     return values
 
 
-def _store(verb: Verb, resolved: Mapping[str, Resolved], path: str, value: Resolved) -> None:
-    """Write one field of the object passed as a parameter (path "param.field")."""
-    name, _, member = path.partition(".")
-    handle = resolved.get(name)
-    if not isinstance(handle, Handle) or not member or "." in member:
-        raise LookupError(f"{verb.name}: {path!r} is not a field of an object argument")
-    obj = struct_class(parse_ctype(handle.ctype).base).from_address(handle.address)
-    setattr(obj, member, int(cast(int, number(value))))  # a field written before the call: a number
-
-
 class Calls:
     """Makes and records a check's verb calls, and frees what they created."""
 
@@ -155,6 +109,7 @@ class Calls:
         self.log: list[Call] = []
         self.owned: list[tuple[Handle, str]] = []  # (object, the verb that destroys it)
         self._counts: dict[str, int] = {}
+        self.ends: dict[str, End] = {LOCAL.at: LOCAL}  # by Handle.at: this process, and a peer host's
 
     def name(self, kind: str) -> str:
         number = self._counts.get(kind, 0)
@@ -169,50 +124,71 @@ class Calls:
         variables: Mapping[str, Value] | None = None,
         phase: str = "call",
         sets: Mapping[str, Value] | None = None,
+        at: str | None = None,
     ) -> Call:
         """Call `verb_name`; `sets` ("param.field": value) are fields of an object argument written
-        just before the call, as C writes qpx->wr_id before ibv_wr_send(qpx)."""
+        just before the call, as C writes qpx->wr_id before ibv_wr_send(qpx). The call is made where
+        its objects live; `at` says where for a call given none (rdma_create_event_channel)."""
         verb = self.verbs[verb_name]
         values = arguments(verb, args or {}, variables or {})
         resolved = {name: resolve(value, self.scope) for name, value in values.items()}
         written = tuple((path, resolve(value, self.scope)) for path, value in (sets or {}).items())
-        for path, value in written:
-            _store(verb, resolved, path, value)
-        counts = {p.name: _count(resolved.get(p.count)) for p in verb.params if p.count}
-        marshalled = marshal([(p.name, p.ctype, p.direction, counts.get(p.name)) for p in verb.params], resolved)
-        # Only a header inline (a mirror) calls through a provider op; its object may be freed by the call.
-        context = context_of(resolved) if verb.name in binding.MIRRORS else 0
-        raw = (rdmacm.call if verb.family == "rdmacm" else binding.call)(verb.name, *marshalled.cargs)
-        judged = judge(verb.returns, raw.value, raw.errno)
-        outs = {name: _read_out(verb, name, obj, marshalled) for name, obj in marshalled.outs.items()}
-        result = self._result(verb, raw.value, judged.ok)
-        owner = op_owner(raw.route, context) if raw.route.startswith("provider:") else ""
+        end = self.end_of(verb.name, (resolved, written), at)
+        done = end.perform(verb, resolved, written)
         call = Call(
             index=len(self.log),
             verb=verb.name,
-            args=tuple(marshalled.shown),
-            value=raw.value,
-            result=result,
-            errno=judged.errno if judged.ok is False else raw.errno,
-            route=raw.route,
-            ok=judged.ok,
-            problem=judged.problem,
-            outs=outs,
+            args=tuple(done.shown),
+            value=done.value,
+            result=self._result(verb, done.value, done.ok, end.at),
+            errno=done.errno,
+            route=done.route,
+            ok=done.ok,
+            problem=done.problem,
+            outs=done.outs,
             phase=phase,
-            owner=owner,
+            owner=done.owner,
             sets=written,
+            at=end.at,
         )
         self.log.append(call)
-        if judged.ok:
+        if done.ok:
             self._track(verb, call)
         return call
 
-    def _result(self, verb: Verb, value: CValue, ok: bool | None) -> Result:
+    def end_of(self, verb: str, given: object, at: str | None) -> End:
+        """The end that holds the objects `given` to a call (`at` for a call given none; by default this process)."""
+        found = {handle.at for handle in handles_in(given)}
+        if len(found) > 1:
+            shown = ", ".join(repr(where) for where in sorted(found))
+            raise LookupError(f"{verb} was given objects of two processes ({shown}): a kind's mistake")
+        where = found.pop() if found else (at or "")
+        if where not in self.ends:
+            raise LookupError(f"{verb}: no end {where!r} attached to this check")
+        return self.ends[where]
+
+    def attach(self, end: End) -> None:
+        """Make calls on `end` too: the peer host's process for a two-device check (--rdma-peer-host)."""
+        self.ends[end.at] = end
+
+    def struct(self, handle: Handle) -> Readback:
+        """The C struct `handle` points to, read where it lives."""
+        return self.ends[handle.at].struct(handle)
+
+    def content(self, handle: Handle, length: int, offset: int = 0) -> bytes:
+        """Bytes of a registered region (its addr) or a buffer, read where it lives."""
+        return self.ends[handle.at].content(handle, offset, length)
+
+    def readable(self, channel: Handle, timeout: float) -> bool:
+        """Whether an event channel's fd has an event within `timeout`, waited for where the channel lives."""
+        return self.ends[channel.at].readable(channel, timeout)
+
+    def _result(self, verb: Verb, value: CValue, ok: bool | None, at: str) -> Result:
         if verb.returns != RETURNS_POINTER or not ok:
             return value
         ctype = return_ctype(verb)
         kind = kind_of_ctype(ctype)
-        return Handle(self.name(kind), kind, ctype, int(cast(int, value)))  # a pointer verb's success: an address
+        return Handle(self.name(kind), kind, ctype, int(cast(int, value)), at=at)  # a pointer verb's success
 
     def _track(self, verb: Verb, call: Call) -> None:
         """Own what the call created; forget what it destroyed."""
@@ -226,18 +202,14 @@ class Calls:
     def adopt(self, handle: Handle, destroyed_by: str) -> None:
         self.owned.append((handle, destroyed_by))
 
-    def buffer(self, size: int, seed: int | None = None) -> Handle:
-        """Page-aligned memory (an anonymous mapping), zeroed or filled from `seed`, freed with the check."""
-        memory = mmap.mmap(-1, max(size, 1))
-        if seed is not None:
-            memory[:size] = payload(seed, size)
-        address = ctypes.addressof(ctypes.c_char.from_buffer(memory))
-        return Handle(self.name("buf"), "buffer", "void *", address, size=size, keep=memory, seed=seed)
+    def buffer(self, size: int, seed: int | None = None, at: str = "") -> Handle:
+        """Page-aligned memory on end `at`, zeroed or filled from `seed`, freed with the check."""
+        return self.ends[at].buffer(self.name("buf"), size, seed)
 
     def out_handle(self, call: Call, param: str, kind: str, ctype: str, destroyed_by: str = "") -> Handle:
         """An object a call returned through an out parameter (rdma_create_id's id), named as the C variable."""
         name = f"a{call.index}_{param}"
-        handle = Handle(name, kind, ctype, out_address(call, param))
+        handle = Handle(name, kind, ctype, out_address(call, param), at=call.at)
         call.named_outs[param] = name
         if destroyed_by:
             self.adopt(handle, destroyed_by)
@@ -245,12 +217,25 @@ class Calls:
 
     def close(self, on_error: Callable[[Call], None] | None = None) -> None:
         """Destroy what the check still owns, newest first; each destroy is recorded (teardown)."""
+        lost: EndLost | None = None
         while self.owned:
             handle, destroyer = self.owned.pop()
             if not handle.alive:
                 continue
             verb = self.verbs[destroyer]
-            call = self.invoke(destroyer, {verb.params[0].name: handle}, phase="teardown")
-            handle.alive = False
+            try:
+                call = self.invoke(destroyer, {verb.params[0].name: handle}, phase="teardown")
+            except EndLost as exc:  # its process is gone, and its objects with it: the rest is still freed
+                lost = exc
+                continue
+            finally:
+                handle.alive = False
             if call.failed and on_error is not None:
                 on_error(call)
+        for end in self.ends.values():
+            try:
+                end.release()
+            except EndLost as exc:
+                lost = exc
+        if lost is not None:
+            raise lost

@@ -59,6 +59,7 @@ class Handle:
     keep: object = None  # the Python object that keeps the memory alive (a buffer, a struct)
     alive: bool = True  # False once a destroy verb freed it
     seed: int | None = None  # for a buffer filled with a payload (payload.py)
+    at: str = ""  # where the object lives: "" this process, "peer" the peer host's (--rdma-peer-host)
 
     def __str__(self) -> str:
         return self.name
@@ -159,6 +160,7 @@ class Call:
     named_outs: dict[str, str] = field(default_factory=dict)  # out param -> the name an object it returned got
     # Fields of an object argument written just before the call ("qp.wr_id", value): qpx->wr_id = 1.
     sets: tuple[tuple[str, Resolved], ...] = ()
+    at: str = ""  # where it was made: "" this process, "peer" the peer host's (--rdma-peer-host)
 
     def set_targets(self) -> list[tuple[str, Resolved]]:
         """Each written field as C names it ("qpx0->wr_id"), with its value."""

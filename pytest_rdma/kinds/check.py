@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from typing import TypeVar, cast
 
 from pytest_rdma.calls.invoke import Calls
-from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.readback import made, number
 from pytest_rdma.calls.record import Call, Field, Handle, Readback, Sym
 from pytest_rdma.calls.values import Unresolved, read_path
@@ -26,7 +25,7 @@ from pytest_rdma.catalogue.params import read_params
 from pytest_rdma.kinds.state_machine import StateMachine, walk
 from pytest_rdma.observations import NUMERIC_OPS, Errno, FieldValue, Observation, Observed
 from pytest_rdma.outcomes import Deviation, NotExercised, Unsupported
-from pytest_rdma.provider.device import DeviceUnderTest
+from pytest_rdma.provider.device import Device, DeviceUnderTest
 
 P = TypeVar("P")
 
@@ -86,9 +85,7 @@ def plain(value: object) -> Observed:
 class Check:
     """The context of one case's run: implements calls.values.Scope."""
 
-    def __init__(
-        self, case: Case, dut: DeviceUnderTest, catalogue: Catalogue, peer: DeviceUnderTest | None = None
-    ) -> None:
+    def __init__(self, case: Case, dut: DeviceUnderTest, catalogue: Catalogue, peer: Device | None = None) -> None:
         self.case = case
         self.dut = dut
         self.peer = peer  # the second device (--rdma-peer), for a check whose receiver is there
@@ -97,6 +94,8 @@ class Check:
         self.verb = catalogue[case.verb]
         self.spec: Spec = case.spec
         self.calls = Calls(catalogue.by_name, self)
+        if peer is not None:
+            self.calls.attach(peer.end)  # its objects live there: this process, or the peer host's
         self.steps: dict[str, Call] = {}
         self.made: dict[tuple[str, str, tuple[tuple[str, str], ...], str, str], Handle] = {}  # by resource() key
         self.subject: Handle | None = None  # the object a state walk is modifying (Ref("self"))
@@ -132,13 +131,17 @@ class Check:
         finally:
             self.side = before
 
-    def device(self, side: str | None = None) -> DeviceUnderTest:
+    def device(self, side: str | None = None) -> Device:
         """The device under test, or the peer; a check that needs a peer and has none is not exercised."""
         if (side or self.side) != "peer":
             return self.dut
         if self.peer is None:
             raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
         return self.peer
+
+    def at(self) -> str:
+        """Where new objects of the current side live: "" this process, or the peer host's process."""
+        return self.device().end.at if self.side == "peer" else ""
 
     # -- Scope ---------------------------------------------------------------------------
     def fact(self, path: str) -> Readback:
@@ -148,10 +151,10 @@ class Check:
         return self.device().fact(path)
 
     def buffer(self, size: int, seed: int | None = None) -> Handle:
-        return self.calls.buffer(size, seed)
+        return self.calls.buffer(size, seed, at=self.at())
 
     def struct(self, handle: Handle) -> Readback:
-        return read_object(handle)
+        return self.calls.struct(handle)
 
     def step(self, name: str) -> Call:
         if name == "self" and self.subject is not None:
@@ -178,7 +181,7 @@ class Check:
         variables = {**producer.tables.get("vars", {})}
         variables.update({k: v for k, v in need.spec.items() if k not in overrides})
         self.require_vars(producer.name, variables)
-        call = self.calls.invoke(producer.name, overrides, variables=variables, phase="setup")
+        call = self.calls.invoke(producer.name, overrides, variables=variables, phase="setup", at=self.at())
         why = producer.tables.get("not_supported", {}).get(call.errno_name) if not call.ok else None
         if why:
             raise Unsupported(f"{producer.name} answered {call.errno_name}: {why}")
@@ -283,7 +286,7 @@ class Check:
             if isinstance(data, Handle) and data.kind == "device_list" and rest == "names":
                 return self.device_names(data)
             if isinstance(data, Handle) and rest:
-                data = read_object(data)
+                data = self.calls.struct(data)
             return plain(read_path(data, rest)) if rest else plain(data)
         if root == "errno":
             return call.errno_name
@@ -293,7 +296,7 @@ class Check:
             if name == root:
                 if rest and isinstance(shown, Handle) and shown.kind != "buffer":
                     # A field of an object the call was given, read after the call: "qp.state".
-                    return plain(read_path(read_object(shown), rest))
+                    return plain(read_path(self.calls.struct(shown), rest))
                 return plain(read_path(shown, rest)) if rest else plain(shown)
         if root in self.steps and self.steps[root] is not call:
             return self.read(self.steps[root], rest or "ret")

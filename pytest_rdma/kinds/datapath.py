@@ -19,7 +19,6 @@ remote access it needs) is data: ibv_post_send's `tables["opcodes"]` in the cata
 
 from __future__ import annotations
 
-import select
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +27,6 @@ from dataclasses import field as dataclass_field
 from typing import Literal, TypedDict
 
 from pytest_rdma.calls.invoke import out_address
-from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.readback import number, number_at
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.calls.values import flag_expr, flag_value
@@ -656,11 +654,10 @@ def notify(check: Check) -> None:
     scenario.post_send(scenario.send_wr(flags=flags))
     channel = scenario.pair.channel
     assert channel is not None  # built with recv_channel=True
-    fd = int(read_object(channel)["fd"])
     if not p.expect_event:
         # The completion first, so that "no event" is about a completion that is there.
         completion = scenario.traffic.poll(cq, 1)[0]
-        if select.select([fd], [], [], QUIET)[0]:
+        if check.calls.readable(channel, QUIET):
             got = _take_event(check, channel, cq)
             raise check.deviation(
                 "no event: the CQ was armed for solicited completions only",
@@ -670,7 +667,7 @@ def notify(check: Check) -> None:
                 ref="ibv_req_notify_cq(3) DESCRIPTION",
             )
         return
-    if not select.select([fd], [], [], TIMEOUT)[0]:
+    if not check.calls.readable(channel, TIMEOUT):
         # No event: say so only about a completion that arrived; without one, nothing was shown.
         completion = scenario.traffic.poll(cq, 1)[0]
         raise check.deviation(

@@ -14,14 +14,11 @@ the case). Completions are polled until they come or a deadline passes: no check
 
 from __future__ import annotations
 
-import ctypes
-import select
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypedDict, cast
 
-from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.readback import handle, made
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
 from pytest_rdma.catalogue.model import IB_TRANSPORTS, Buffer, Cap, Dev, Need, Value
@@ -88,7 +85,8 @@ class Pair:
 
 def field(handle: Handle, path: str, check: Check, offset: int = 0) -> Field:
     """A field of an object the check holds, kept by name for the reproducer (qp0->qp_num)."""
-    return Field(int(read_object(handle)[path]) + offset, handle.name, path, offset)
+    read = cast("Mapping[str, int]", check.calls.struct(handle))  # an object's struct: its fields by name
+    return Field(int(read[path]) + offset, handle.name, path, offset)
 
 
 class Traffic:
@@ -294,14 +292,12 @@ class Traffic:
         calls = self.calls
         address = self.address("peer" if peer else "dut")
         source = {"src_addr": sockaddr(self.address(), 0)} if peer else {}
-        channel_call = calls.invoke("rdma_create_event_channel", phase="setup")
-        if not channel_call.ok:
-            raise NotExercised(
-                f"rdma_create_event_channel failed (errno {channel_call.errno_name}): is rdma_ucm loaded?"
-            )
-        channel = made(channel_call)
+        channel = self._channel("")
+        # A listener on another host waits for its events there, on a channel of its own.
+        where = self.check.device("peer").end.at if peer else ""
+        listening = self._channel(where) if where else channel
         address_value = sockaddr(address, CM_PORT)
-        listen = self._cm_id(channel)
+        listen = self._cm_id(listening)
         self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": address_value}, phase="setup"))
         self._cm_ok(calls.invoke("rdma_listen", {"id": listen}, phase="setup"))
         client = self._cm_id(channel)
@@ -319,7 +315,7 @@ class Traffic:
                 phase="setup",
             )
         )
-        request, server = self._event(channel, "RDMA_CM_EVENT_CONNECT_REQUEST", keep=True)
+        request, server = self._event(listening, "RDMA_CM_EVENT_CONNECT_REQUEST", keep=True)
         self.calls.adopt(server, "rdma_destroy_id")
         self._cm_ok(
             calls.invoke(
@@ -329,8 +325,16 @@ class Traffic:
             )
         )
         self._cm_ok(calls.invoke("rdma_ack_cm_event", {"event": request}, phase="setup"))
+        # Both ends hear ESTABLISHED: twice on one channel, once on each of two.
+        self._event(listening, "RDMA_CM_EVENT_ESTABLISHED")
         self._event(channel, "RDMA_CM_EVENT_ESTABLISHED")
-        self._event(channel, "RDMA_CM_EVENT_ESTABLISHED")
+
+    def _channel(self, at: str) -> Handle:
+        """An rdma_cm event channel in the process `at` ("" this one)."""
+        call = self.calls.invoke("rdma_create_event_channel", phase="setup", at=at)
+        if not call.ok:
+            raise NotExercised(f"rdma_create_event_channel failed (errno {call.errno_name}): is rdma_ucm loaded?")
+        return made(call)
 
     def _cm_id(self, channel: Handle) -> Handle:
         call = self.calls.invoke("rdma_create_id", {"channel": channel}, phase="setup")
@@ -345,18 +349,17 @@ class Traffic:
 
     def _event(self, channel: Handle, expected: str, keep: bool = False) -> tuple[Handle, Handle]:
         """Wait (bounded) for the channel's next event, which must be `expected`; acked unless `keep`."""
-        fd = int(read_object(channel)["fd"])
-        if not select.select([fd], [], [], TIMEOUT)[0]:
+        if not self.calls.readable(channel, TIMEOUT):
             raise NotExercised(f"no rdma_cm event within {TIMEOUT:.0f} s while connecting the pair ({expected})")
         call = self.calls.invoke("rdma_get_cm_event", {"channel": channel}, phase="setup")
         self._cm_ok(call)
         event = self.calls.out_handle(call, "event", "cm_event", "struct rdma_cm_event *")
-        facts = read_object(event)
+        facts = cast("Mapping[str, int]", self.calls.struct(event))  # struct rdma_cm_event: its fields
         from pytest_rdma.ibv.rdmacm_abi import VALUES
 
         names = {value: name for name, value in VALUES.items() if name.startswith("RDMA_CM_EVENT_")}
         got = names.get(int(facts["event"]), str(facts["event"]))
-        server = Handle(f"{event.name}->id", "cm_id", "struct rdma_cm_id *", int(facts["id"] or 0))
+        server = Handle(f"{event.name}->id", "cm_id", "struct rdma_cm_id *", int(facts["id"] or 0), at=event.at)
         if not keep:
             self.calls.invoke("rdma_ack_cm_event", {"event": event}, phase="setup")
         if got != expected or facts["status"]:
@@ -377,9 +380,8 @@ class Traffic:
             "lkey": lkey if lkey is not None else field(mr, "lkey", self.check),
         }
 
-    @staticmethod
-    def content(mr: Handle, length: int, offset: int = 0) -> bytes:
-        return ctypes.string_at(int(read_object(mr)["addr"]) + offset, length)
+    def content(self, mr: Handle, length: int, offset: int = 0) -> bytes:
+        return self.calls.content(mr, length, offset)
 
     # -- posting and polling ------------------------------------------------------------------
     def post_recv(self, qp: Handle, wrs: Sequence[Mapping[str, Value]]) -> Call:

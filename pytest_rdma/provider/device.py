@@ -11,8 +11,10 @@ creating objects: a device that advertises something and then fails to create it
 from __future__ import annotations
 
 import ctypes
-from typing import TypedDict, cast
+import socket
+from typing import Protocol, TypedDict, cast
 
+from pytest_rdma.calls.ends import LOCAL, End
 from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle, Readback, Struct
@@ -71,8 +73,38 @@ def transport_of(transport_type: int, link_layer: int) -> str:
     return name.removeprefix("IBV_TRANSPORT_").lower()
 
 
+class Device(Protocol):
+    """What a check reads of a device it makes objects on: the device under test, or a two-device
+    check's peer, opened in this process (DeviceUnderTest) or on another host (pytest_rdma.peer.remote)."""
+
+    name: str
+    port_num: int
+    memo: dict[str, object]
+    host: str  # the host it is on, as that host names itself
+    identity: DeviceIdentity
+
+    @property
+    def end(self) -> End:
+        """The process that holds the device's objects."""
+        ...
+
+    def fact(self, path: str) -> Readback: ...
+
+    @property
+    def transport(self) -> str: ...
+
+    @property
+    def driver(self) -> str: ...
+
+    def missing(self, cap: Cap) -> str: ...
+
+    def resource(self, need: Need) -> Handle: ...
+
+
 class DeviceUnderTest:
     """An opened device, its facts, and the capability test every "unsupported" goes through."""
+
+    end: End = LOCAL  # opened in this process
 
     def __init__(
         self,
@@ -91,6 +123,7 @@ class DeviceUnderTest:
         """
         self.name = name
         self.role = role
+        self.host = socket.gethostname()
         prefix = f"{role}_" if role else ""
         self.port_num = port
         self.gid_index = gid_index
@@ -185,12 +218,7 @@ class DeviceUnderTest:
 
     def fact(self, path: str) -> Readback:
         """A device fact by path: "attr.max_qp_wr", "port.flags&IBV_QPF_GRH_REQUIRED", "gid"."""
-        path, _, flag = path.partition("&")
-        # Every fact is read-back data or a name or a number of ours: a Readback, whichever root `path` names.
-        facts = cast("dict[str, Readback]", self.facts)
-        value = facts[path] if path in facts else cast(Readback, read_path(facts, path))
-        # flag: one name, or names joined by "|"; the field it masks is a number.
-        return int(cast(int, value)) & flag_expr(flag).value if flag else value
+        return read_fact(self.facts, path)
 
     @property
     def transport(self) -> str:
@@ -203,18 +231,7 @@ class DeviceUnderTest:
     # -- what the device advertises -------------------------------------------------------
     def missing(self, cap: Cap) -> str:
         """ "" when the device advertises `cap`, else the attribute and the value that say it does not."""
-        if cap.test == "transport":
-            return "" if self.transport in cap.values else f"transport = {self.transport}"
-        try:
-            value = self.fact(cap.attr)
-        except (KeyError, LookupError, AttributeError):
-            return f"{cap.attr} is not reported by this device (ibv_query_device_ex did not fill it)"
-        has = bool(value)
-        if cap.test == "nonzero" and not has:
-            return f"{cap.attr} = 0"
-        if cap.test == "zero" and has:
-            return f"{cap.attr} = {value:#x}" if isinstance(value, int) else f"{cap.attr} = {value!s}"
-        return ""
+        return missing_in(self, cap)
 
     # -- resources of the session --------------------------------------------------------
     def resource(self, need: Need) -> Handle:
@@ -242,6 +259,44 @@ class DeviceUnderTest:
         if listed is not None and listed.ok:
             self.calls.invoke("ibv_free_device_list", {"list": listed.result}, phase="teardown")
             self._list = None
+
+
+def end_facts(device: Device) -> dict[str, str]:
+    """One end of a two-device check, as its record names it: host, device, driver, kernel, rdma-core."""
+    identity = device.identity
+    return {
+        "host": device.host,
+        "device": device.name,
+        "driver": identity.driver,
+        "kernel": identity.kernel,
+        "rdma_core": identity.rdma_core,
+    }
+
+
+def read_fact(facts: Facts, path: str) -> Readback:
+    """A device fact by path: "attr.max_qp_wr", "port.flags&IBV_QPF_GRH_REQUIRED", "gid"."""
+    path, _, flag = path.partition("&")
+    # Every fact is read-back data or a name or a number of ours: a Readback, whichever root `path` names.
+    found = cast("dict[str, Readback]", facts)
+    value = found[path] if path in found else cast(Readback, read_path(found, path))
+    # flag: one name, or names joined by "|"; the field it masks is a number.
+    return int(cast(int, value)) & flag_expr(flag).value if flag else value
+
+
+def missing_in(device: Device, cap: Cap) -> str:
+    """ "" when `device` advertises `cap`, else the attribute and the value that say it does not."""
+    if cap.test == "transport":
+        return "" if device.transport in cap.values else f"transport = {device.transport}"
+    try:
+        value = device.fact(cap.attr)
+    except (KeyError, LookupError, AttributeError):
+        return f"{cap.attr} is not reported by this device (ibv_query_device_ex did not fill it)"
+    has = bool(value)
+    if cap.test == "nonzero" and not has:
+        return f"{cap.attr} = 0"
+    if cap.test == "zero" and has:
+        return f"{cap.attr} = {value:#x}" if isinstance(value, int) else f"{cap.attr} = {value!s}"
+    return ""
 
 
 def _text(value: Readback) -> str:

@@ -300,6 +300,10 @@ def parameters(record: Record) -> list[model.Parameter]:
     if record.get("variant"):
         params.append(model.Parameter(name="case", value=str(record["variant"])))
     params.append(model.Parameter(name="device", value=str(record.get("device") or NO_DEVICE)))
+    for end, facts in (record.get("ends") or {}).items():  # a two-device check: where each end ran
+        built = f"{facts['driver']}, kernel {facts['kernel']}, rdma-core {facts['rdma_core']}"
+        shown = f"{facts['device']} on {facts['host']} ({built})"
+        params.append(model.Parameter(name=f"{end} end", value=shown))
     return params
 
 

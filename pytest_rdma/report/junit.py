@@ -81,6 +81,10 @@ def case_properties(record: Record) -> list[tuple[str, str]]:
         ("required", failure_text(record["required"]) if record.get("required") else ""),
     ]
     pairs += finding_properties(record)
+    # A two-device check names both ends: dut_host, dut_kernel, ..., peer_host, peer_driver, ...
+    pairs += [
+        (f"{end}_{key}", value) for end, facts in (record.get("ends") or {}).items() for key, value in facts.items()
+    ]
     return [(key, str(value)) for key, value in pairs if value]
 
 

@@ -225,6 +225,8 @@ def evidence(run: Run | None, exc: BaseException | None) -> Evidence:
     }
     if run.peer:
         found["peer"] = run.peer
+    if run.ends:
+        found["ends"] = run.ends
     return found
 
 

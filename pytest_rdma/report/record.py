@@ -129,6 +129,7 @@ class Evidence(TypedDict, total=False):
     decided_by: str
     teardown_failures: list[str]
     peer: str  # a two-device check's second device (--rdma-peer)
+    ends: dict[str, dict[str, str]]  # its two ends ("dut", "peer"): host, device, driver, kernel, rdma_core
 
 
 class Phase(Evidence, total=False):
@@ -243,6 +244,7 @@ def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
         "decided_by",
         "teardown_failures",
         "peer",
+        "ends",
         "reproducer",
         "reproducer_error",
         "deviation_ref",

@@ -52,6 +52,7 @@ RECORD_FIELDS: dict[str, str] = {
     "layer": "string",
     "decided_by": "string",
     "peer": "string",
+    "ends": "object",
     "family": "string",
     "capabilities": "list of strings",
     "required": "object",

@@ -38,7 +38,7 @@ class AdvertisingDevice:
 
 
 def failing_create(errno_name: str, errno: int):
-    def invoke(verb: str, args: Any = None, *, variables: Any = None, phase: str = "call") -> Call:
+    def invoke(verb: str, args: Any = None, *, variables: Any = None, phase: str = "call", **_: Any) -> Call:
         return Call(0, verb, (), None, None, errno, "provider:create_qp", False, "", {}, phase)
 
     return invoke

@@ -126,7 +126,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("calls", ("calls", "observations", "outcomes")),  # the one call layer, and what a verdict says
     ("provider", ("provider", "guard")),  # the device under test, and the guards around a check
     ("kinds", ("kinds",)),  # how each claim kind runs
-    ("running", ("running", "generate", "fixtures", "selection", "user_claims", "user_fixtures", "replay", "explore")),
+    (
+        "running",
+        ("running", "generate", "fixtures", "selection", "user_claims", "user_fixtures", "replay", "explore", "peer"),
+    ),
     ("report", ("report", "expectations")),  # records, waivers and reporters
     ("lab", ("lab",)),
     ("cli", ("plugin", "hooks", "outputs", "coverage", "cli", "selftest")),

@@ -11,6 +11,7 @@ import ctypes
 
 import pytest
 
+from pytest_rdma.calls.invoke import Calls
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.catalogue.model import RETURNS_ERRNO, Cap, Error, Param, Verb
@@ -46,6 +47,7 @@ def _bare_check(verbs: tuple[Verb, ...] = ()) -> Check:
     check = object.__new__(Check)
     check.steps = {}
     check.catalogue = Catalogue.of(verbs)
+    check.calls = Calls(check.catalogue.by_name, check)
     return check
 
 

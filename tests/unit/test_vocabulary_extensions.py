@@ -216,7 +216,7 @@ def test_whose_code_ran_is_looked_up_from_the_context_read_before_the_call(monke
     """A destroy verb frees its object: the object's context must be read before the call, not after."""
     import ctypes
 
-    from pytest_rdma.calls import invoke
+    from pytest_rdma.calls import ends, invoke
     from pytest_rdma.ibv import abi, binding, lib, mirrors
 
     window = abi.ibv_mw(context=0x5000)
@@ -228,7 +228,7 @@ def test_whose_code_ran_is_looked_up_from_the_context_read_before_the_call(monke
 
     monkeypatch.setattr(binding, "call", freeing_call)
     monkeypatch.setattr(mirrors, "op_owner", lambda context, op: f"/lib/owner-of-{context:#x}.so")
-    monkeypatch.setattr(invoke, "_OWNERS", {})
+    monkeypatch.setattr(ends, "_OWNERS", {})
     verb = Verb(
         "ibv_dealloc_mw",
         "ibv_alloc_mw(3)",
