@@ -115,6 +115,12 @@ class Waiver:
     def applies_to(self, identity: Mapping[str, str]) -> bool:
         return all(in_range(str(identity.get(scope, "")), spec) for scope, spec in self.scopes.items())
 
+    @property
+    def waives_crash(self) -> bool:
+        """`observed = { crash = true }`: the process running the check dies in it (a provider's segfault in
+        the verb). Such a waiver holds for that crash only, never for a deviation or an error."""
+        return self.observed.get("crash") is True
+
     def matches_observation(self, observation: Observation) -> bool:
         """The deviation's observation holds what the waiver records (its type decides: Observation.matches)."""
         return observation.matches(self.observed)
@@ -321,6 +327,13 @@ def _waiver(entry: object, driver: str, path: Path, line: int, seen: dict[str, i
             line,
             "[[waiver]] needs 'observed', a table of what the device did, e.g. "
             'observed = { errno = "EINVAL" } (copy it from the deviation\'s observation)',
+        )
+    if "crash" in observed and (observed["crash"] is not True or len(observed) > 1):
+        raise _fail(
+            path,
+            line,
+            "[[waiver]] observed = { crash = true } waives the check's crash and stands alone: "
+            "a crash has nothing else to record",
         )
     scopes = {scope: entry[scope] for scope in SCOPES if scope in entry}
     for scope, spec in scopes.items():

@@ -48,7 +48,7 @@ def register(config: pytest.Config) -> None:
     from pytest_rdma.report.results import Results
     from pytest_rdma.report.terminal import Summary
 
-    results = Results(options.devices, config.hook)
+    results = Results(options.devices, config.hook, waivers)
     config.pluginmanager.register(results, "rdma-results")
     results.output_failures.reproducers = options.reproducers
     config.pluginmanager.register(results.output_failures, "rdma-output-failures")

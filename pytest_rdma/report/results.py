@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_rdma.outcomes import WAIVED
 from pytest_rdma.report.output_failures import OutputFailures
 from pytest_rdma.report.record import (
     CRASH_MARK,
@@ -31,10 +32,16 @@ from pytest_rdma.report.record import (
 if TYPE_CHECKING:
     import pluggy
 
+    from pytest_rdma.expectations import Expectations, Waiver
+
 
 class Results:
-    def __init__(self, devices: tuple[str, ...], hook: pluggy.HookRelay | None = None) -> None:
+    def __init__(
+        self, devices: tuple[str, ...], hook: pluggy.HookRelay | None = None, expectations: Expectations | None = None
+    ) -> None:
         self.devices = devices
+        self.expectations = expectations  # a crash's waiver is found here, on the controller
+        self._waived_crashes: dict[str, Waiver] = {}  # node id -> the waiver of its crash (pytest_handlecrashitem)
         self.records: list[Record] = []
         self.identities: dict[str, Identity] = {}
         self.hook = hook  # the session's hooks (config.hook): pytest_rdma_record reaches the reporters
@@ -47,7 +54,11 @@ class Results:
         data: PhaseReport | None = report.__dict__.get(REPORT_KEY)
         worker = getattr(getattr(report, "node", None), "gateway", None)
         worker_id = getattr(worker, "id", None) or getattr(report, "worker_id", None) or "main"
-        crashed = data is None and report.failed and CRASH_MARK in report.longreprtext
+        crashed = (
+            data is None
+            and (report.failed or report.nodeid in self._waived_crashes)
+            and CRASH_MARK in report.longreprtext
+        )
         if crashed:
             data = self._crash(report)
         if data is None:
@@ -63,13 +74,38 @@ class Results:
             self._announced.pop(report.nodeid, None)
             self._finish(report.nodeid)
 
-    def _crash(self, report: pytest.TestReport) -> PhaseReport:
-        pending = self._pending.get(report.nodeid)
-        info = pending[0].copy() if pending else self._announced.get(report.nodeid) or self._unknown(report.nodeid)
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: object) -> None:
+        """xdist: a worker died in `crashitem`. Where the check's driver has a waiver of that crash
+        (observed = { crash = true }), the report is waived as pytest's xfail waives a deviation: known,
+        shown, not failing the run. Any other crash stays a failure."""
+        if self.expectations is None:
+            return
+        info = self._known(crashitem)
+        waiver = self.expectations.find(info) if info.get("driver") else None
+        if waiver is not None and waiver.waives_crash:
+            self._waived_crashes[crashitem] = waiver
+            report.outcome = "skipped"
+            report.wasxfail = f"waived: {waiver.reason}"  # pytest's own mark of an xfail
+
+    def _known(self, nodeid: str) -> CheckInfo:
+        """What the controller knows of a check whose worker died in it."""
+        pending = self._pending.get(nodeid)
+        info = pending[0].copy() if pending else self._announced.get(nodeid) or self._unknown(nodeid)
         if not info.get("identity") and info.get("device"):
             info["identity"] = self.identities.get(info["device"])
             info["driver"] = (info["identity"] or {}).get("driver", "")
+        return info
+
+    def _crash(self, report: pytest.TestReport) -> PhaseReport:
+        info = self._known(report.nodeid)
         phase = crash_phase(report)
+        waiver = self._waived_crashes.pop(report.nodeid, None)
+        if waiver is not None:
+            phase["outcome"] = WAIVED
+            phase["waiver"] = {**waiver.as_dict(), "status": "applied"}
+            phase["observed"] = f"the check's process died: {phase['reason']}"
+            phase["observation"] = {"crash": True}
         phase["rerun"] = f"python -m pytest -p no:xdist '{report.nodeid}'" + (
             f" --rdma-dev {info['device']}" if info.get("device") else ""
         )

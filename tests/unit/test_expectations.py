@@ -412,3 +412,48 @@ def test_one_check_may_have_a_waiver_per_kernel_range() -> None:
     on_new = expectations.find({**info, "identity": {"kernel": "6.12.117+deb12-amd64"}})
     assert on_old is not None and on_old.observed == {"value": 0}
     assert on_new is not None and on_new.observed == {"value": 1}
+
+
+CRASH_WAIVER = """
+[[waiver]]
+id = "test_ibv_demo[keeps-promise-conforming]"
+reason = "siw's provider unmaps the queue before the kernel refuses (known)"
+link = "ibv_demo(3) RETURN VALUE"
+observed = { crash = true }
+"""
+
+
+def test_a_waiver_of_a_crash_holds_for_that_crash_only(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A provider that segfaults in a verb kills the check's worker: a result like any deviation, which the
+    # driver's expectations may record (observed = { crash = true }); the run then passes, and the record says so.
+    expect = make_project(pytester, waivers={"siw": CRASH_WAIVER})
+    monkeypatch.setenv("DEMO_CONFORMING", "crash")  # both devices' workers die in the "conforming" check
+    result = pytester.runpytest_subprocess(
+        "-n", "1", "--rdma-expectations", str(expect), "-k", "conforming", "--rdma-json", "r.json"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()  # rxe has no waiver of its crash
+    found = records(pytester.path / "r.json")
+    waived, crashed = found[node("siw0", "conforming")], found[node("rxe0", "conforming")]
+    assert (waived["outcome"], waived["waiver"]["status"]) == ("waived", "applied")
+    assert "process died" in waived["observed"] and waived["observation"] == {"crash": True}
+    assert crashed["outcome"] == "crash" and not crashed["waiver"]
+    only_siw = pytester.runpytest_subprocess(
+        "-n", "1", "--rdma-expectations", str(expect), "-k", "siw0 and conforming", "--rdma-json", "s.json"
+    )
+    assert only_siw.ret == pytest.ExitCode.OK, only_siw.stdout.str()
+    # A crash waiver is no waiver of a deviation: the same check deviating instead is a new deviation.
+    monkeypatch.setenv("DEMO_CONFORMING", "deviates")
+    deviating = pytester.runpytest_subprocess(
+        "-n", "1", "--rdma-expectations", str(expect), "-k", "siw0 and conforming", "--rdma-json", "d.json"
+    )
+    assert deviating.ret == pytest.ExitCode.TESTS_FAILED
+    assert records(pytester.path / "d.json")[node("siw0", "conforming")]["outcome"] == "deviates"
+
+
+def test_a_crash_waiver_records_nothing_else(pytester: pytest.Pytester) -> None:
+    expect = make_project(pytester, waivers={"siw": CRASH_WAIVER.replace("crash = true", 'crash = true, errno = "X"')})
+    result = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*siw.toml:2*crash = true*stands alone*"])
