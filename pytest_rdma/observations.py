@@ -664,6 +664,22 @@ class Produced(Observation):
 
 
 @dataclass(frozen=True)
+class Crashed(Observation):
+    """The process running the check died in it (a provider's segfault in the verb): xdist's controller saw
+    its worker go. Nothing else is known, so a waiver of it records this alone (expectations.py)."""
+
+    problem: str = ""
+    KEYS: ClassVar[tuple[str, ...]] = ("crash",)
+
+    def items(self) -> list[tuple[str, object]]:
+        return [("crash", True)]
+
+    @classmethod
+    def read(cls, data: Mapping[str, object], problem: str) -> Observation | None:
+        return cls(problem) if data.get("crash") is True else None
+
+
+@dataclass(frozen=True)
 class Opaque(Observation):
     """An observation read back that no type here recognises (a results file of another version)."""
 
@@ -693,6 +709,7 @@ TYPES: tuple[type[Observation], ...] = (
     EventCq,
     Repeated,
     Produced,
+    Crashed,
     Problem,
 )
 

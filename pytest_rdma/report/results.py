@@ -105,7 +105,7 @@ class Results:
             phase["outcome"] = WAIVED
             phase["waiver"] = {**waiver.as_dict(), "status": "applied"}
             phase["observed"] = f"the check's process died: {phase['reason']}"
-            phase["observation"] = {"crash": True}
+            phase["observation"] = {"crash": True}  # Crashed().as_dict(), as JSON
         phase["rerun"] = f"python -m pytest -p no:xdist '{report.nodeid}'" + (
             f" --rdma-dev {info['device']}" if info.get("device") else ""
         )

@@ -18,6 +18,7 @@ from pytest_rdma.observations import (
     Changed,
     CompletionStatus,
     CqEvent,
+    Crashed,
     Differ,
     Differs,
     Errno,
@@ -111,6 +112,7 @@ SHAPES: list[tuple[Observation, dict[str, object]]] = [
         },
     ),
     (Produced("IBV_WC_SUCCESS"), {"value": "IBV_WC_SUCCESS"}),
+    (Crashed(), {"crash": True}),
 ]
 
 
