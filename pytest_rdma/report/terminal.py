@@ -156,12 +156,16 @@ def catalogue_ids(patterns: Iterable[str] | None = None) -> set[str]:
     whole catalogue again costs seconds at the end of a lab run (the xdist controller never collects).
     """
     from pytest_rdma import generate
+    from pytest_rdma.explore.execute import EXPLORE
 
     verbs: Sequence[Verb] = generate.active().verbs
+    # An exploration's findings (test_explore[...]) are checks only of a run that explored and found them
+    # again: a waiver of one is never stale for a run that did not (as one a -k left out is not).
+    found_by_exploring = {p for p in patterns or () if p.split("[", 1)[0] == f"test_{EXPLORE}"}
     if patterns is not None:
         heads = {pattern.split("[", 1)[0] for pattern in patterns}
         verbs = [verb for verb in verbs if any(id_pattern(head).fullmatch(f"test_{verb.name}") for head in heads)]
-    return {case.stable_id for verb in verbs for case in generate.expand(verb)}
+    return {case.stable_id for verb in verbs for case in generate.expand(verb)} | found_by_exploring
 
 
 class Summary:
