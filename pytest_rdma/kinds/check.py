@@ -9,7 +9,6 @@ results through `expect()`, and raise the outcomes of pytest_rdma.outcomes.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar, cast
@@ -42,12 +41,7 @@ def _implies_zero(left: Observed, right: Observed) -> bool:
 COMPARE = cast(
     "dict[str, Compare]",
     {
-        "==": operator.eq,
-        "!=": operator.ne,
-        ">=": operator.ge,
-        "<=": operator.le,
-        ">": operator.gt,
-        "<": operator.lt,
+        **NUMERIC_OPS,  # the six comparisons, as a reproducer's C applies them too (observations.py)
         "0=>0": _implies_zero,
         "in": lambda left, right: (
             right[0] <= left < right[1] if isinstance(right, tuple) and len(right) == 2 else left in right

@@ -22,11 +22,11 @@ import execnet
 from pytest_rdma.calls.ends import EndLost, Performed
 from pytest_rdma.calls.invoke import handles_in
 from pytest_rdma.calls.record import Handle, Readback, Resolved, Shown
-from pytest_rdma.catalogue.model import Cap, Need, Verb
+from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.outcomes import CheckTimeout
 from pytest_rdma.peer import agent
 from pytest_rdma.peer.wire import Answer, Opened, Wire, decode, encode
-from pytest_rdma.provider.device import Facts, missing_in, read_fact
+from pytest_rdma.provider.device import Facts, SessionDevice
 from pytest_rdma.provider.identity import DeviceIdentity
 
 AT = "peer"  # Handle.at of the objects that live on the peer host
@@ -113,7 +113,7 @@ class RemoteEnd:
         return left
 
 
-class RemotePeer:
+class RemotePeer(SessionDevice):
     """The peer device, opened on the host of a gateway spec: a provider.device.Device."""
 
     def __init__(self, end: RemoteEnd, name: str, port: int, opened: Opened) -> None:
@@ -148,27 +148,6 @@ class RemotePeer:
             gateway.exit()
             raise PeerHostError(f"--rdma-peer-host {spec}: {answer}")
         return cls(RemoteEnd(spec, gateway, channel), name, port, cast(Opened, answer))
-
-    def fact(self, path: str) -> Readback:
-        return read_fact(self.facts, path)
-
-    @property
-    def transport(self) -> str:
-        return str(self.facts["transport"])
-
-    @property
-    def driver(self) -> str:
-        return self.identity.driver
-
-    def missing(self, cap: Cap) -> str:
-        return missing_in(self, cap)
-
-    def resource(self, need: Need) -> Handle:
-        if need.kind == "context":
-            return self.context
-        if need.kind == "device":
-            return self.device
-        raise LookupError(f"the session has no {need.kind}: a check's resources make it")
 
     def close(self) -> None:
         self.left = self.end.close()

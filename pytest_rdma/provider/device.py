@@ -101,7 +101,41 @@ class Device(Protocol):
     def resource(self, need: Need) -> Handle: ...
 
 
-class DeviceUnderTest:
+class SessionDevice:
+    """What every opened device answers from its facts and its session's objects, wherever it was opened
+    (DeviceUnderTest in this process, peer.remote.RemotePeer on another host)."""
+
+    facts: Facts
+    identity: DeviceIdentity
+    context: Handle
+    device: Handle
+
+    def fact(self, path: str) -> Readback:
+        """A device fact by path: "attr.max_qp_wr", "port.flags&IBV_QPF_GRH_REQUIRED", "gid"."""
+        return read_fact(self.facts, path)
+
+    @property
+    def transport(self) -> str:
+        return str(self.facts["transport"])
+
+    @property
+    def driver(self) -> str:
+        return self.identity.driver
+
+    def missing(self, cap: Cap) -> str:
+        """ "" when the device advertises `cap`, else the attribute and the value that say it does not."""
+        return missing_in(self, cap)
+
+    def resource(self, need: Need) -> Handle:
+        """The session's context or device; a check's other resources are its own."""
+        if need.kind == "context":
+            return self.context
+        if need.kind == "device":
+            return self.device
+        raise LookupError(f"the session has no {need.kind}: a check's resources make it")
+
+
+class DeviceUnderTest(SessionDevice):
     """An opened device, its facts, and the capability test every "unsupported" goes through."""
 
     end: End = LOCAL  # opened in this process
@@ -216,31 +250,6 @@ class DeviceUnderTest:
             )
         return bytes(raw)
 
-    def fact(self, path: str) -> Readback:
-        """A device fact by path: "attr.max_qp_wr", "port.flags&IBV_QPF_GRH_REQUIRED", "gid"."""
-        return read_fact(self.facts, path)
-
-    @property
-    def transport(self) -> str:
-        return str(self.facts["transport"])
-
-    @property
-    def driver(self) -> str:
-        return self.identity.driver
-
-    # -- what the device advertises -------------------------------------------------------
-    def missing(self, cap: Cap) -> str:
-        """ "" when the device advertises `cap`, else the attribute and the value that say it does not."""
-        return missing_in(self, cap)
-
-    # -- resources of the session --------------------------------------------------------
-    def resource(self, need: Need) -> Handle:
-        if need.kind == "context":
-            return self.context
-        if need.kind == "device":
-            return self.device
-        raise LookupError(f"the session has no {need.kind}: a check's resources make it")
-
     def buffer(self, size: int, seed: int | None = None) -> Handle:
         return self.calls.buffer(size, seed)
 
@@ -283,7 +292,7 @@ def read_fact(facts: Facts, path: str) -> Readback:
     return int(cast(int, value)) & flag_expr(flag).value if flag else value
 
 
-def missing_in(device: Device, cap: Cap) -> str:
+def missing_in(device: SessionDevice, cap: Cap) -> str:
     """ "" when `device` advertises `cap`, else the attribute and the value that say it does not."""
     if cap.test == "transport":
         return "" if device.transport in cap.values else f"transport = {device.transport}"
