@@ -19,7 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[2]
-PYTEST_FAMILY = ("pytest", "pytest-xdist", "pytest-timeout")
+PYTEST_FAMILY = ("pytest", "pytest-xdist", "pytest-timeout", "execnet")
 
 
 def requirements() -> dict[str, Requirement]:
