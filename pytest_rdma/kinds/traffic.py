@@ -60,6 +60,7 @@ class PairOptions(TypedDict, total=False):
     cq_wc_flags: str
     send_cqe: int
     shared_cq: Handle  # every queue of the pair completes on this one CQ
+    cq_channel: Handle  # both CQs of the pair deliver their events to this one completion channel
 
 
 # A work request (or an SGE) as a post passes it: struct fields by dotted path.
@@ -111,6 +112,7 @@ class Traffic:
         send_cqe: int | None = None,
         peer: bool = False,
         shared_cq: Handle | None = None,
+        cq_channel: Handle | None = None,
     ) -> Pair:
         """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
 
@@ -120,6 +122,7 @@ class Traffic:
         for the sender's CQ to hold that many completions (a CQ to overrun). With `peer`, the receiver,
         its CQ and its channel are the peer device's (and `srq`, if given, must be too). With `shared_cq`,
         both QPs' send and receive queues complete on that one CQ (made by the caller) instead of their own.
+        With `cq_channel`, both CQs are made on that one completion channel (of the tested device).
         """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
@@ -141,6 +144,8 @@ class Traffic:
                 cqs[role] = shared_cq
                 continue
             spec: dict[str, Value] = {"channel": channel} if role == "recv" and channel is not None else {}
+            if cq_channel is not None:
+                spec["channel"] = cq_channel
             if role == "send" and send_cqe is not None:
                 spec["cqe"] = send_cqe
             with check.on(sides[role]):
