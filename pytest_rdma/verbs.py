@@ -4452,14 +4452,6 @@ ibv_create_qp_ex = Verb(
     # The page has no ERRORS section: it only says NULL is returned on failure.
     claims=(
         Claim(
-            "failure-then-normal-use",
-            "failure-path",
-            "after each of its documented refusals, the same request made right is served: the object is "
-            "created, used and destroyed with 0, with no object left behind and no kernel warning",
-            "RETURN VALUE",
-            also=(_FAILURE_PATHS,),
-        ),
-        Claim(
             "cap-writeback",
             "succeeds",
             "the cap struct is rewritten with the QP's actual capacities, each at "

@@ -18,7 +18,6 @@ CREATING = (
     "ibv_create_ah",
     "ibv_reg_mr_iova",
     "ibv_create_srq_ex",
-    "ibv_create_qp_ex",
 )
 
 
