@@ -382,6 +382,35 @@ def unprivileged_runs(plan: dict, results: Path, env: dict[str, str], xdist: boo
     return next((code for code in codes if code), 0)
 
 
+# A run as nobody holds only the checks about an unprivileged process: the exploration (a session-long
+# search before any check) ran in root's run of the device and is not repeated for nothing.
+NOT_AS_NOBODY = ("--rdma-explore=0",)
+
+
+def nobody_argv(plan: dict, device: str, scratch: Path, xdist: bool, mark: str) -> list[str]:
+    """The command of a device's run as nobody: its outputs in `scratch`, the user's arguments, only the
+    checks marked `mark` (pure)."""
+    return [
+        "setpriv",
+        *AS_NOBODY,
+        plan["python"],
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        f"--rdma-dev={device}",
+        f"--rdma-json={scratch}/results.json",
+        f"--rdma-junit={scratch}/junit.xml",
+        f"--rdma-reproducers={scratch}/reproducers",  # named: a setting inherited from root's run is not for nobody
+        *isolation_args(plan["pytest_args"], xdist),
+        # Its own places: nobody writes to its scratch directory, copied to results/<device>/unprivileged/.
+        *placed(plan["pytest_args"], scratch, scratch, device),
+        *NOT_AS_NOBODY,  # after the user's arguments: the last of an option given twice wins
+        "-m",
+        mark,
+    ]
+
+
 def unprivileged_run(
     plan: dict, device: str, results: Path, env: dict[str, str], xdist: bool, why_not: str | None = None
 ) -> int:
@@ -406,24 +435,7 @@ def unprivileged_run(
         return 0
     scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-nobody-{device}-"))
     scratch.chmod(0o777)
-    argv = [
-        "setpriv",
-        *AS_NOBODY,
-        plan["python"],
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        f"--rdma-dev={device}",
-        f"--rdma-json={scratch}/results.json",
-        f"--rdma-junit={scratch}/junit.xml",
-        f"--rdma-reproducers={scratch}/reproducers",  # named: a setting inherited from root's run is not for nobody
-        *isolation_args(plan["pytest_args"], xdist),
-        # Its own places: nobody writes to its scratch directory, copied to results/<device>/unprivileged/.
-        *placed(plan["pytest_args"], scratch, scratch, device),
-        "-m",
-        PROCESS_MARK,
-    ]
+    argv = nobody_argv(plan, device, scratch, xdist, PROCESS_MARK)
     # No first-test marks: they go to the results directory's top, which nobody may not write.
     own_env = {key: value for key, value in env.items() if key != "PYTEST_RDMA_LAB_MARKS"}
     print(f"lab: === {device} as nobody (unprivileged, memlock {_memlock()}): pytest -m {PROCESS_MARK}", flush=True)
