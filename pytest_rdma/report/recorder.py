@@ -130,7 +130,11 @@ class Recorder:
         if self.settings.pytest_junit and report.when == "teardown":
             # The guards' findings in pytest's own --junitxml too (the teardown report carries them).
             report.user_properties.extend((f"rdma.{key}", text) for key, text in finding_properties(phase))
-        data: PhaseReport = {"info": info, "phase": phase}
+        data: PhaseReport = {"phase": phase}
+        if report.when == "setup" or not hasattr(item.config, "workerinput"):
+            # An xdist worker sends what the check is about once, with its setup: the controller keeps it for the
+            # check's other phases (results.py), and each report is serialised, sent and read back one fewer time.
+            data["info"] = info
         upcoming = item.stash.get(NEXT_KEY, None) if report.when == "teardown" else None
         if upcoming is not None and hasattr(item.config, "workerinput") and is_rdma_item(upcoming):
             # A worker that dies in its next check's setup sends no record of it: the controller has this.
