@@ -134,7 +134,7 @@ def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
     memo = cache / "kvm-probe.json"
     known = json.loads(memo.read_text()) if memo.exists() else {}
     if key not in known:
-        known[key] = kvm.kernel_starts(kernel.image) and _boots_under_kvm(vng, kernel)
+        known[key] = not kvm.kvm_refuses() and kvm.kernel_starts(kernel.image) and _boots_under_kvm(vng, kernel)
         memo.parent.mkdir(parents=True, exist_ok=True)
         memo.write_text(json.dumps(known))
     return bool(known[key])
