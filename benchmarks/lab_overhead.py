@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks import bare_verbs, plugin_cost  # noqa: E402
+from benchmarks import bare_verbs, plugin_cost, readme_run  # noqa: E402
 from pytest_rdma import lab  # noqa: E402
 from pytest_rdma.catalogue.index import Catalogue  # noqa: E402
 from pytest_rdma.lab import guest, vm  # noqa: E402
@@ -886,6 +886,9 @@ def main(argv: list[str] | None = None) -> int:
         help="only the overhead pair, the profiles and the same checks with -n 2 (no lab runs, no whole suite)",
     )
     parser.add_argument("--report-only", action="store_true", help="print the report of an earlier run")
+    parser.add_argument(
+        "--no-readme-run", action="store_true", help="do not time the README's command (a second boot, after this one)"
+    )
     parser.add_argument("--table", action="store_true", help="print the README's table from DIR/benchmark.json")
     options = parser.parse_args(argv)
     results = options.results.resolve()
@@ -896,8 +899,8 @@ def main(argv: list[str] | None = None) -> int:
     state = results / "bench-machine.json"
     if options.report_only:
         saved = json.loads(state.read_text())
-        text, _ = report(results, saved["before"], saved["during"], saved["exit_code"])
-        print(text)
+        text, figures = report(results, saved["before"], saved["during"], saved["exit_code"])
+        print("\n".join([text, *readme_run.add_to(results, figures)]))
         return 0
     busy = (
         {
@@ -926,9 +929,13 @@ def main(argv: list[str] | None = None) -> int:
         },
     )
     code = lab.run(request)
+    (results / readme_run.RECORD).unlink(missing_ok=True)
+    if not options.no_readme_run:
+        readme_run.measure(REPO, results)
     watch.stop.set()
     state.write_text(json.dumps({"before": busy, "during": watch.summary(), "exit_code": code}))
     text, figures = report(results, busy, watch.summary(), code)
+    text = "\n".join([text, *readme_run.add_to(results, figures)])
     print("\n" + text)
     (results / "benchmark.txt").write_text(text + "\n")
     (results / "benchmark.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")

@@ -11,6 +11,7 @@ devices' kernel resource counts must be back where they started once pytest has 
 
 from __future__ import annotations
 
+import configparser
 import importlib.util
 import json
 import os
@@ -61,6 +62,74 @@ def isolation_args(pytest_args: list[str], xdist_available: bool = True) -> list
     if not xdist_available or chooses_xdist(pytest_args):
         return []
     return list(CRASH_ISOLATION)
+
+
+# Plugins of the venv that every pytest process of a lab run loads (the controller and each worker) and
+# that act only when asked: allure-pytest writes only with --alluredir (its import, allure-python-commons'
+# model and attrs, is a sixth of a pytest start's imports); hypothesis's plugin, at the end of every run,
+# imports the whole of hypothesis to ask whether anything wrote observations (a third of a second of host
+# CPU, seconds under TCG). Each is left out of a run whose arguments, PYTEST_ADDOPTS or ini files in the
+# working directory name it or what uses it (the words below), so a user's own --alluredir still works.
+UNASKED_PLUGINS = {"allure_pytest": ("alluredir", "--allure-"), "hypothesispytest": ("hypothesis", "explore")}
+# pytest's ini files and the sections of them it reads (pyproject.toml's are TOML tables).
+INI_SECTIONS = {
+    "pytest.ini": ("pytest",),
+    ".pytest.ini": ("pytest",),
+    "tox.ini": ("pytest", "tool:pytest"),
+    "setup.cfg": ("tool:pytest",),
+}
+
+
+def unasked_plugins(args: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """`-p no:NAME` for each of UNASKED_PLUGINS nothing of this run asks for: its arguments, the
+    environment's PYTEST_ADDOPTS and exploration setting, the ini files in `cwd`."""
+    exploring = any("EXPLORE" in name and value for name, value in env.items())  # PYTEST_RDMA_EXPLORE
+    asked = " ".join([*args, env.get("PYTEST_ADDOPTS", ""), env.get("PYTEST_PLUGINS", ""), "explore" * exploring])
+    asked += " " + pytest_ini_text(cwd)
+    return [
+        option
+        for plugin, words in UNASKED_PLUGINS.items()
+        if not any(word in asked for word in words) and not any(plugin in arg for arg in args)
+        for option in ("-p", f"no:{plugin}")
+    ]
+
+
+def pytest_ini_text(cwd: Path) -> str:
+    """The pytest settings of the ini files in `cwd` (its sections only: a pyproject.toml that lists
+    hypothesis as a dependency asks for nothing), as text; an unreadable file counts whole."""
+    found = []
+    try:
+        found.append(_pyproject_pytest_tables((cwd / "pyproject.toml").read_text(errors="replace")))
+    except OSError:
+        pass
+    for name, sections in INI_SECTIONS.items():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string((cwd / name).read_text(errors="replace"))
+        except OSError:
+            continue
+        except configparser.Error:
+            found.append((cwd / name).read_text(errors="replace"))
+            continue
+        found += [repr(dict(parser[section])) for section in sections if parser.has_section(section)]
+    return " ".join(found)
+
+
+def _pyproject_pytest_tables(text: str) -> str:
+    """The lines of pyproject.toml's [tool.pytest...] tables (pure; by their headers, not parsed)."""
+    kept, inside = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("["):
+            inside = line.strip().strip("[]").strip().startswith("tool.pytest")
+        if inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def without_unasked_plugins(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """A pytest command line (with `-p no:cacheprovider`) given unasked_plugins' options right after that one."""
+    at = argv.index("no:cacheprovider") + 1
+    return [*argv[:at], *unasked_plugins(argv, env, cwd), *argv[at:]]
 
 
 # Where a run's reproducers go when nothing says: the plugin's default is the working directory,
@@ -341,6 +410,7 @@ def main(plan_path: str) -> int:
             *isolation,
             *plan["pytest_args"],
         ]
+        argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
         argv = placed(argv, run_dir, scratch, label)
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
@@ -436,6 +506,7 @@ def unprivileged_run(
     scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-nobody-{device}-"))
     scratch.chmod(0o777)
     argv = nobody_argv(plan, device, scratch, xdist, PROCESS_MARK)
+    argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
     # No first-test marks: they go to the results directory's top, which nobody may not write.
     own_env = {key: value for key, value in env.items() if key != "PYTEST_RDMA_LAB_MARKS"}
     print(f"lab: === {device} as nobody (unprivileged, memlock {_memlock()}): pytest -m {PROCESS_MARK}", flush=True)

@@ -9,6 +9,7 @@ where KVM cannot even start the kernel, and a full boot probe decides the rest).
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import os
 import re
@@ -143,7 +144,7 @@ def kvm_works(vng: Path, kernel: Kernel, cache: Path) -> bool:
     memo = cache / "kvm-probe.json"
     known = json.loads(memo.read_text()) if memo.exists() else {}
     if key not in known:
-        known[key] = kvm.kernel_starts(kernel.image) and _boots_under_kvm(vng, kernel)
+        known[key] = not kvm.kvm_refuses() and kvm.kernel_starts(kernel.image) and _boots_under_kvm(vng, kernel)
         memo.parent.mkdir(parents=True, exist_ok=True)
         memo.write_text(json.dumps(known))
     return bool(known[key])
@@ -164,6 +165,7 @@ def _boots_under_kvm(vng: Path, kernel: Kernel) -> bool:
     return probe.returncode == 0
 
 
+@functools.cache  # asked by the KVM probe's and virtio-fs' memos before a boot and after it: one QEMU start
 def _qemu_version() -> str:
     qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True, check=False)
     return qemu.stdout.splitlines()[0] if qemu.stdout else "?"
