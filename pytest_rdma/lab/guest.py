@@ -83,8 +83,9 @@ INI_SECTIONS = {
 def unasked_plugins(args: list[str], env: dict[str, str], cwd: Path) -> list[str]:
     """`-p no:NAME` for each of UNASKED_PLUGINS nothing of this run asks for: its arguments, the
     environment's PYTEST_ADDOPTS and exploration setting, the ini files in `cwd`."""
-    exploring = any("EXPLORE" in name and value for name, value in env.items())  # PYTEST_RDMA_EXPLORE
-    asked = " ".join([*args, env.get("PYTEST_ADDOPTS", ""), env.get("PYTEST_PLUGINS", ""), "explore" * exploring])
+    exploring = any("EXPLORE" in name and value for name, value in env.items())  # RDMA_EXPLORE
+    # The run as nobody's own --rdma-explore=0 turns the exploration off: it asks for no Hypothesis.
+    asked = " ".join([*(arg for arg in args if arg not in NOT_AS_NOBODY), env.get("PYTEST_ADDOPTS", ""), env.get("PYTEST_PLUGINS", ""), "explore" * exploring])
     asked += " " + pytest_ini_text(cwd)
     return [
         option

@@ -136,3 +136,8 @@ def test_the_run_as_nobody_does_not_explore_again(tmp_path: Path, pytester: pyte
     pytest_args = argv[argv.index("pytest") + 1 :]
     assert settings.read(pytester.parseconfig(*pytest_args)).explore == 0  # the parser the run will use
     assert argv[-2:] == ["-m", "rdma_process"] and "--rdma-dev=rxe0" in argv
+    # Nor does it load Hypothesis's plugin for an exploration it does not make.
+    plan["pytest_args"] = ["-k", "memlock"]
+    argv = guest.nobody_argv(plan, "rxe0", tmp_path, False, "rdma_process")
+    argv = guest.without_unasked_plugins(argv, {}, tmp_path)
+    assert "no:hypothesispytest" in argv
