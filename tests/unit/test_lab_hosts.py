@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rdma import lab
 from pytest_rdma.cli import main
 from pytest_rdma.lab import hosts, vm, wire
 from pytest_rdma.lab.guest import peer_args
@@ -64,8 +65,14 @@ def test_a_wire_port_in_use_is_refused_and_a_free_one_taken() -> None:
     ],
 )
 def test_the_lab_command_says_bad_hosts_in_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], says: str
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, argv: list[str], says: str
 ) -> None:
+    def never(*_: object) -> int:
+        raise AssertionError("bad input booted a VM")
+
+    # Were the input taken, the lab would boot VMs here, outside the machine's lab slots: it must not get there.
+    monkeypatch.setattr(hosts, "run", never)
+    monkeypatch.setattr(lab, "run", never)
     code = main(["lab", "--no-install", "--results", str(tmp_path), *argv])
     err = capsys.readouterr().err
     assert code == 4 and err.splitlines() == [err.strip()] and err.startswith(says), err
