@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_rdma.lab import wire
+
 EXIT_DEVICE_FAILED = 3
 EXIT_TESTS_FAILED = 1  # pytest's "some tests failed": a run that leaked is not clean
 
@@ -158,12 +160,15 @@ def placed(argv: list[str], results: Path, scratch: Path, label: str) -> list[st
     ]
 
 
-def peer_args(devices: list[str], pytest_args: list[str]) -> list[str]:
+def peer_args(devices: list[str], pytest_args: list[str], peer_host: str = "") -> list[str]:
     """--rdma-peer for a run of one device (its own peer), unless the user's arguments name one (pure).
 
-    A run of several devices gets none: one peer cannot be of every device's transport."""
+    A run of several devices gets none: one peer cannot be of every device's transport. With `peer_host`
+    (the two-host lab, lab/wire.py) the peer is the device of the same name on that host."""
     if len(devices) != 1 or any(arg.split("=", 1)[0] == "--rdma-peer" for arg in pytest_args):
         return []
+    if peer_host:
+        return [f"--rdma-peer={devices[0]}", f"--rdma-peer-host={peer_host}"]
     return [f"--rdma-peer={peer_of(devices[0])}"]
 
 
@@ -304,8 +309,10 @@ def failed_command(program: str, commands: list[str], stderr: str) -> str:
     return f"{program} {line}: {message}" if line else stderr.strip()
 
 
-def create_devices(devices: list[str], siw_ko: str | None) -> str:
-    """Create each rxeN/siwN and its peer, each on a netdev with an IPv4 address; return "" or what went wrong."""
+def create_devices(devices: list[str], siw_ko: str | None, wire_netdev: str = "", wire_address: str = "") -> str:
+    """Create each rxeN/siwN and its peer, each on a netdev with an IPv4 address; return "" or what went wrong.
+
+    With `wire_netdev` (the two-host lab) every device is bound to that NIC, and its peer is on the other host."""
     kinds = {name: ("siw" if name.startswith("siw") else "rxe") for name in devices}
     # One modprobe for all (-a): rdma_cm for user space (the data path connects iWARP QPs with it),
     # rdma_rxe (which also brings ib_core, which siw.ko needs), and libcrc32c for siw.
@@ -319,7 +326,8 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
         loaded = _run("insmod", siw_ko or "siw.ko")
         if loaded.returncode and "File exists" not in loaded.stderr:
             return f"insmod {siw_ko} failed: {loaded.stderr.strip()}"
-    for program, commands in batches(device_commands(devices)):
+    steps = wire.wire_commands(devices, wire_netdev, wire_address) if wire_netdev else device_commands(devices)
+    for program, commands in batches(steps):
         # One process per program (ip, then rdma) reads all of its commands: under the emulated CPU
         # each process start costs tens of milliseconds. It stops at the first that fails.
         step = subprocess.run(
@@ -331,7 +339,7 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
         )
         if step.returncode:
             return f"{program} -b failed: {failed_command(program, commands, step.stderr)}"
-    for name in [*devices, *map(peer_of, devices)]:
+    for name in [*devices, *([] if wire_netdev else map(peer_of, devices))]:
         if not Path(f"/sys/class/infiniband/{name}").exists():
             return f"{name} did not appear in /sys/class/infiniband after 'rdma link add'"
     return ""
@@ -374,7 +382,12 @@ def main(plan_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     results = Path(plan["results"])
     started = _uptime()
-    problem = create_devices(plan["devices"], plan.get("siw_ko"))
+    on_wire = plan.get("wire")  # the two-host lab: this VM's devices on its wire NIC (lab/wire.py)
+    netdev = (wire.netdev_of(on_wire["mac"]) or "") if on_wire else ""
+    if on_wire and not netdev:
+        problem = f"no NIC with the wire's MAC {on_wire['mac']} in /sys/class/net"
+    else:
+        problem = create_devices(plan["devices"], plan.get("siw_ko"), netdev, on_wire["address"] if on_wire else "")
     if problem:
         print(f"lab: device setup failed: {problem}\nlab: the kernel's last lines:\n{_kernel_tail()}", flush=True)
         return EXIT_DEVICE_FAILED
@@ -386,6 +399,19 @@ def main(plan_path: str) -> int:
     # From here the kernel log goes to results/lab-kernel.log (and to the checks that read it),
     # not to the console, where it would break into pytest's output mid-line.
     _run("dmesg", "--console-level", "1")
+    if plan.get("serve"):  # host 2 of the two-host lab: it serves host 1's peer ends, and runs no pytest
+        devices = plan["devices"]
+        code = wire.serve(plan, lambda: resource_counts(devices), lambda b, a: resource_report(devices, b, a)[1])
+        (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
+        return code
+    peer_host = plan.get("peer_host", "")
+    control = wire.PeerControl(plan["peer_address"]) if peer_host else None
+    if control is not None:
+        waited = control.wait_ready()
+        if waited:
+            print(f"lab: {waited}", flush=True)
+            return EXIT_DEVICE_FAILED
+        print(f"lab: peer host ready: {peer_host}", flush=True)
     env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(results))
     for name, value in LAB_SETTINGS.items():
         env.setdefault(name, value)  # the command line's options still win over these
@@ -406,7 +432,7 @@ def main(plan_path: str) -> int:
             "-p",
             "no:cacheprovider",
             *(f"--rdma-dev={device}" for device in devices),
-            *peer_args(devices, plan["pytest_args"]),
+            *peer_args(devices, plan["pytest_args"], peer_host),
             *plan.get("report_args", []),
             *isolation,
             *plan["pytest_args"],
@@ -415,7 +441,8 @@ def main(plan_path: str) -> int:
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
         argv = placed(argv, run_dir, scratch, label)
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
-        counted = [*devices, *map(peer_of, devices)]  # a check's objects on the peer must go too
+        # A check's objects on the peer must go too (on the peer host, host 2 counts its own).
+        counted = [*devices, *([] if peer_host else map(peer_of, devices))]
         before = resource_counts(counted)
         run_env = output_env(argv, env, run_dir)
         code = subprocess.run(argv, cwd=plan["cwd"], env=run_env, check=False).returncode
@@ -428,6 +455,12 @@ def main(plan_path: str) -> int:
         if document["leaked"] and code == 0:
             code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
         worst = worst or code
+    if control is not None:
+        told = control.done()
+        for line in told:
+            print(f"lab: {line}", flush=True)
+        if any("LEAKED" in line for line in told) and worst == 0:
+            worst = EXIT_TESTS_FAILED
     if plan.get("unprivileged", True):
         worst = worst or unprivileged_runs(plan, results, env, xdist)
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)

@@ -114,6 +114,7 @@ def _vng_argv(
     cpus: int,
     memory: str,
     force_9p: bool = False,
+    qemu_opts: Sequence[str] = (),
 ) -> list[str]:
     argv = [str(vng), "--run", str(kernel.image), "--verbose", "--memory", memory, "--cpus", str(cpus)]
     if not kvm:
@@ -125,6 +126,8 @@ def _vng_argv(
     argv += ["--append", "modprobe.blacklist=" + ",".join(UNUSED_GUEST_DRIVERS)]
     if not kvm:
         argv += ["--append", TCG_KERNEL_OPTION]
+    if qemu_opts:  # the two-host lab's wire NIC (lab/hosts.py); vng passes them to QEMU last
+        argv.append("--qemu-opts=" + " ".join(qemu_opts))
     return argv + ["--exec", command]
 
 
@@ -209,6 +212,7 @@ def run(
     guest: str = GUEST_MODULE,
     force_9p: bool = False,
     bin_dirs: tuple[Path, ...] = (),
+    qemu_opts: Sequence[str] = (),
 ) -> VMRun:
     """Boot, run the guest plan, stream its output. Everything goes to `console_log`; the terminal
     gets the runner's and pytest's lines (ConsoleFilter)."""
@@ -219,7 +223,7 @@ def run(
     marks = results / "first-test"
     marks.unlink(missing_ok=True)
     command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", guest, str(plan_path)))
-    argv = _vng_argv(vng, kernel, kvm, [results], command, cpus, memory, force_9p)
+    argv = _vng_argv(vng, kernel, kvm, [results], command, cpus, memory, force_9p, qemu_opts)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     first_test: list[float] = []
 
