@@ -87,7 +87,8 @@ def unasked_plugins(args: list[str], env: dict[str, str], cwd: Path) -> list[str
     environment's PYTEST_ADDOPTS and exploration setting, the ini files in `cwd`."""
     exploring = any("EXPLORE" in name and value for name, value in env.items())  # RDMA_EXPLORE
     # The run as nobody's own --rdma-explore=0 turns the exploration off: it asks for no Hypothesis.
-    asked = " ".join([*(arg for arg in args if arg not in NOT_AS_NOBODY), env.get("PYTEST_ADDOPTS", ""), env.get("PYTEST_PLUGINS", ""), "explore" * exploring])
+    given = [arg for arg in args if arg not in NOT_AS_NOBODY]
+    asked = " ".join([*given, env.get("PYTEST_ADDOPTS", ""), env.get("PYTEST_PLUGINS", ""), "explore" * exploring])
     asked += " " + pytest_ini_text(cwd)
     return [
         option
