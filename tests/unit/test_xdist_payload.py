@@ -32,7 +32,13 @@ def comparable(path: str) -> dict[str, dict]:
     return {r["nodeid"]: {k: v for k, v in r.items() if k not in VARYING} for r in records}
 
 
-def test_a_worker_sends_the_checks_info_once_and_the_records_are_whole(pytester: pytest.Pytester) -> None:
+def test_a_worker_sends_the_checks_info_once_and_the_records_are_whole(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The inner run's controller is told from its workers by PYTEST_XDIST_WORKER, which this test inherits
+    # when the plugin's own tests run under xdist: without it, the inner controller would count as a worker.
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     expect = make_project(pytester)
     conftest = pytester.path / "conftest.py"
     conftest.write_text(conftest.read_text() + SEEN)
