@@ -3856,6 +3856,12 @@ _IWARP_STAG = Source(
     "RFC 5040 (RDMAP), Terminate error codes: an STag not associated with the RDMAP stream (a region of another "
     "protection domain than the stream's QP) is a remote protection error",
 )
+_IWARP_WRITE_COMPLETION = Source(
+    "iwarp",
+    "RFC 5040 (RDMAP): an RDMA Write has no response message, so its requester's completion is local (the data "
+    "left); a remote protection error comes back as a Terminate that moves the QP to error, whose outstanding "
+    "RDMA Read is then flushed; the verbs pages tie no completion status to iWARP",
+)
 
 ibv_post_srq_recv = Verb(
     name="ibv_post_srq_recv",
@@ -6685,10 +6691,15 @@ ibv_post_send = Verb(
             "an RDMA WRITE or READ whose rkey names a region of another PD than the responding QP's fails "
             "with a remote access error, and no byte moves",
             "DESCRIPTION",
-            also=(_IBTA_PD, _IBTA_ERRORS, _IWARP_STAG),
+            also=(_IBTA_PD, _IBTA_ERRORS, _IWARP_STAG, _IWARP_WRITE_COMPLETION),
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
             variant="{qp_type}-{opcode}",
-            params={"foreign": "rkey", "statuses": ("IBV_WC_REM_ACCESS_ERR",), "seed": 43},
+            params={
+                "foreign": "rkey",
+                "statuses": ("IBV_WC_REM_ACCESS_ERR",),
+                "iwarp_statuses": ("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR"),
+                "seed": 43,
+            },
         ),
         Claim(
             "rkey-of-another-pd-between-devices",
@@ -6696,10 +6707,16 @@ ibv_post_send = Verb(
             "an RDMA WRITE or READ to a second device (--rdma-peer) whose rkey names a region of another PD of "
             "the peer than its responding QP's fails with a remote access error, and no byte moves",
             "DESCRIPTION",
-            also=(_IBTA_PD, _IBTA_ERRORS, _IWARP_STAG),
+            also=(_IBTA_PD, _IBTA_ERRORS, _IWARP_STAG, _IWARP_WRITE_COMPLETION),
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
             variant="{qp_type}-{opcode}",
-            params={"peer": True, "foreign": "rkey", "statuses": ("IBV_WC_REM_ACCESS_ERR",), "seed": 44},
+            params={
+                "peer": True,
+                "foreign": "rkey",
+                "statuses": ("IBV_WC_REM_ACCESS_ERR",),
+                "iwarp_statuses": ("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR"),
+                "seed": 44,
+            },
         ),
         Claim(
             "atomic-rkey-of-another-pd",

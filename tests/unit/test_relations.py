@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from pytest_rdma import generate
 from pytest_rdma.cases import Case
 from pytest_rdma.catalogue.derived import derived_claims
 from pytest_rdma.kinds import load  # noqa: F401  (registers every kind)
-from pytest_rdma.kinds.relations import USE
+from pytest_rdma.kinds.relations import USE, ForeignPdParams, _statuses_of
 from pytest_rdma.verbs import CATALOGUE
 
 CREATING = (
@@ -131,3 +133,23 @@ def test_a_type_2_bind_across_pds_is_checked_for_the_region_and_the_window_where
         assert [cap.attr for cap in case.spec["needs"]] == [
             "attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW_TYPE_2A|IBV_DEVICE_MEM_WINDOW_TYPE_2B"
         ]
+
+
+def test_on_iwarp_a_write_of_another_pds_rkey_may_complete_locally_and_a_read_flushed() -> None:
+    """RFC 5040: a WRITE has no response (its completion is local); the Terminate's QP error flushes a READ."""
+    p = ForeignPdParams(
+        foreign="rkey",
+        statuses=("IBV_WC_REM_ACCESS_ERR",),
+        iwarp_statuses=("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR"),
+        seed=1,
+    )
+    write = SimpleNamespace(op={"data": "remote"})
+    read = SimpleNamespace(op={"data": "local"})
+    iwarp, roce = (SimpleNamespace(dut=SimpleNamespace(transport=t)) for t in ("iwarp", "roce"))
+    assert _statuses_of(roce, write, p) == ("IBV_WC_REM_ACCESS_ERR",)  # type: ignore[arg-type]
+    assert _statuses_of(iwarp, read, p) == ("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR")  # type: ignore[arg-type]
+    assert "IBV_WC_SUCCESS" in _statuses_of(iwarp, write, p)  # type: ignore[arg-type]
+    cases = {c.stable_id: c for v in CATALOGUE for c in generate.expand(v) if c.kind == "foreign-pd"}
+    for name in ("rkey-of-another-pd", "rkey-of-another-pd-between-devices"):
+        case = cases[f"test_ibv_post_send[{name}-RC-IBV_WR_RDMA_READ]"]
+        assert tuple(case.spec["params"]["iwarp_statuses"]) == p.iwarp_statuses
