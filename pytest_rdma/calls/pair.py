@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_rdma.calls.record import ArrayArg, Call, Field, Handle, StructArg
-from pytest_rdma.calls.render import CProgram, Site, _c_bytes, device_open, step_line
+from pytest_rdma.calls.render import C_HELPERS, CProgram, Site, _c_bytes, device_open, step_line
 from pytest_rdma.catalogue.model import Array, Verb
 from pytest_rdma.observations import Observation
 
@@ -154,6 +154,7 @@ def c_pair(
         opened = device_open(peer, "peer") if at == RECEIVER else device_open(device)
         hello = RECEIVER_HELLO if at == RECEIVER else SENDER_HELLO
         text = PAIR_PROLOGUE.format(
+            helpers=C_HELPERS,
             comment="\n".join(f" * {line}" for line in header),
             role=NAMES[at],
             link="-libverbs -lrdmacm" if any(verbs[c.verb].family == "rdmacm" for c in live) else "-libverbs",
@@ -272,23 +273,7 @@ PAIR_PROLOGUE = """/*
 {include}
 static uint64_t got[{slots}]; /* the values the other end sent, by slot */
 
-/* Whether a descriptor (a completion channel's) becomes readable within ms milliseconds. */
-static __attribute__((unused)) int fd_ready(int fd, int ms)
-{{
-	struct pollfd p = {{ .fd = fd, .events = POLLIN }};
-	return poll(&p, 1, ms) > 0;
-}}
-
-/* Whether n bytes are all zero (memory a refused operation must not have written). */
-static __attribute__((unused)) int all_zero(const void *p, size_t n)
-{{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return 0;
-	return 1;
-}}
-
+{helpers}
 static int whole(int fd, void *p, size_t n, int writing)
 {{
 	for (size_t done = 0; done < n;) {{

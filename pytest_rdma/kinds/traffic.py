@@ -26,6 +26,7 @@ from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.state_machine import StateMachine, move
 from pytest_rdma.observations import Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
+from pytest_rdma.provider.device import Device
 from pytest_rdma.provider.network import ipv4_of, sockaddr
 
 TIMEOUT = 10.0  # seconds a completion or a connection event may take
@@ -65,6 +66,12 @@ class PairOptions(TypedDict, total=False):
 
 # A work request (or an SGE) as a post passes it: struct fields by dotted path.
 WorkRequest = dict[str, Value]
+
+
+def is_itself(peer: Device, dut: Device) -> bool:
+    """The peer is the device under test: the same name and the same GID. A device of the same name on another
+    host (--rdma-peer-host) has its own GID, on its own wire NIC."""
+    return peer.name == dut.name and peer.fact("gid") == dut.fact("gid")
 
 
 @dataclass
@@ -207,7 +214,7 @@ class Traffic:
     def require_peer(self) -> None:
         """Not exercised unless a peer was given that is another device of the same transport."""
         dut, peer = self.check.dut, self.check.device("peer")
-        if peer.name == dut.name:
+        if is_itself(peer, dut):
             raise NotExercised(f"the peer is {dut.name} itself: give --rdma-peer another device")
         if peer.transport != dut.transport:
             raise NotExercised(

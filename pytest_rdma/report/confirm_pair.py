@@ -9,7 +9,6 @@ start, the sending side's run, and the receiving side's end.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -18,10 +17,10 @@ from pathlib import Path
 
 import execnet
 
-from pytest_rdma.cbuild import BUILD_SECONDS, BUILDS_ENV, build, link_flags
+from pytest_rdma.cbuild import BUILD_SECONDS, link_flags
 from pytest_rdma.peer import builder
 from pytest_rdma.peer.remote import RemoteEnd
-from pytest_rdma.report.confirm import RUN_SECONDS, VERDICTS, Confirmation, build_by_host, confirm
+from pytest_rdma.report.confirm import RUN_SECONDS, VERDICTS, Confirmation, build_program, confirm
 from pytest_rdma.report.record import Reproducer
 from pytest_rdma.running import Run
 
@@ -72,15 +71,11 @@ def confirm_pair(end: RemoteEnd, receiver: Path, sender: Path) -> Confirmation:
 
 
 def _run_both(channel: execnet.Channel, compiler: str, sender: Path, address: str) -> Confirmation:
-    text = sender.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="rdma-repro-pair-") as scratch:
         program = Path(scratch) / "sender"
-        builds = os.environ.get(BUILDS_ENV)
-        built = build_by_host(Path(builds), text, program) if builds else None
-        code, messages = built if built is not None else build(compiler, sender, program, text)
-        if code != 0:
-            first = next((line for line in messages.splitlines() if "error" in line), messages.strip())
-            return {"verdict": "not built", "detail": first[:300]}
+        not_built = build_program(compiler, sender, program)
+        if not_built is not None:
+            return not_built
         said, port, output = _receive(channel, START_SECONDS, "build and start the receiving side")
         if said != "listening":
             return {"verdict": STARTED.get(said, "setup failed"), "detail": output[:300]}
