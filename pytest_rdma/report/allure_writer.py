@@ -21,7 +21,6 @@ installed here (manpages.py).
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import time
@@ -87,18 +86,38 @@ def listed(directory: Path, device: str) -> list[str]:
 
 def forget(directory: Path, device: str) -> int:
     """Remove what the device's earlier run wrote (and the temporary files of a killed one); how many."""
+    names = listed(directory, device)
     removed = 0
-    for name in listed(directory, device):
-        temporary = (*directory.glob(f".{glob.escape(name)}.tmp*"), directory / f"{name}.tmp")  # ours, the logger's
-        for path in (directory / name, *temporary):
-            try:
-                path.unlink()
-                removed += 1
-            except FileNotFoundError:
-                pass
+    for path in (*(directory / name for name in names), *temporaries(directory, set(names))):
+        try:
+            path.unlink()
+            removed += 1
+        except FileNotFoundError:
+            pass
     for name in (manifest_file(device), environment_file(device)):
         (directory / name).unlink(missing_ok=True)
     return removed
+
+
+def temporaries(directory: Path, names: set[str]) -> list[Path]:
+    """The temporary files a killed run left of these names: `.NAME.tmpPID` (ours) and `NAME.tmp` (the logger's).
+
+    One listing of the directory for all of them: a glob per name was a listing per name, quadratic in a
+    reused folder of a whole catalogue's results.
+    """
+    if not names:
+        return []
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if entry.endswith(".tmp") and entry[: -len(".tmp")] in names:
+            found.append(directory / entry)
+        elif entry.startswith(".") and ".tmp" in entry and entry[1 : entry.rindex(".tmp")] in names:
+            found.append(directory / entry)
+    return found
 
 
 def write_json(path: Path, data: Mapping[str, object]) -> None:

@@ -257,12 +257,17 @@ def test_a_killed_run_leaves_nothing_unlisted(tmp_path: Path) -> None:
     writer = run(folder, "rxe0", {A: CONFORMS, B: DEVIATES}, finish=False)  # killed: never finished
     for manifest in writer._manifests.values():
         manifest.close()
-    (folder / f".{next(iter(ours(folder)))}.tmp4242").write_text("half written")
+    name = next(iter(ours(folder)))
+    (folder / f".{name}.tmp4242").write_text("half written")  # ours: write_json's
+    (folder / f"{name}.tmp").write_text("half written")  # allure-python-commons' file logger's
+    theirs = [folder / ".their-result.json.tmp7", folder / "their-result.json.tmp"]  # another tool's
+    for path in theirs:
+        path.write_text("not ours")
     listed = (folder / manifest_file("rxe0")).read_text().split()
-    written = {path.name for path in folder.iterdir() if not path.name.startswith("pytest-rdma-")}
-    assert written - {name for name in written if name.startswith(".")} <= set(listed)
+    written = {path.name for path in folder.iterdir() if not path.name.startswith(("pytest-rdma-", "their-"))}
+    assert written - {name for name in written if name.startswith(".") or name.endswith(".tmp")} <= set(listed)
     run(folder, "rxe0", {A: CONFORMS})
-    assert len(ours(folder)) == 1 and not list(folder.glob(".*"))
+    assert len(ours(folder)) == 1 and set(folder.glob("*.tmp*")) | set(folder.glob(".*")) == set(theirs)
 
 
 def test_a_file_is_listed_before_it_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
