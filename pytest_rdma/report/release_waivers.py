@@ -39,7 +39,11 @@ class StaleOnRelease:
 
 
 def _key(waiver: Mapping[str, object]) -> tuple[str, str, str]:
-    return (str(waiver.get("file")), str(waiver.get("line")), str(waiver.get("pattern")))
+    """A waiver by its file, id pattern and scopes, not its line: a file edited between the releases' runs
+    moves the line, and one waiver would read as two (the same pattern twice in a file differs by scope)."""
+    scopes = waiver.get("scopes") or {}
+    scoped = sorted(scopes.items()) if isinstance(scopes, Mapping) else []
+    return (str(waiver.get("file")), str(waiver.get("pattern")), repr(scoped))
 
 
 def stale_on_release(runs: Mapping[str, Iterable[Record]]) -> list[StaleOnRelease]:

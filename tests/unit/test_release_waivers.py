@@ -57,3 +57,13 @@ def test_a_range_is_suggested_only_when_the_releases_do_not_interleave() -> None
     assert suggested_range([NEW], [OLD]) == ">=6.12"
     assert suggested_range([OLD, "6.14.0-1-amd64"], [NEW]) == ""
     assert suggested_range(["6.1.0-56-amd64"], ["6.1.0-57-amd64"]) == "", "one series: no range by series"
+
+
+def test_a_waiver_whose_line_moved_between_the_releases_runs_is_one_waiver() -> None:
+    """The waiver file was edited between the two releases' runs: the same waiver, at another line."""
+    moved = _record(NEW, "conforms", "fixed")
+    moved["waiver"] = {**moved["waiver"], "line": 9}
+    found = stale_on_release({OLD: [_record(OLD, "waived", "applied")], NEW: [moved]})
+    assert [(s.release, s.why) for s in found] == [(NEW, "its check conforms there")]
+    scoped_apart = _record(NEW, "waived", "applied", {"kernel": ">=6.12"})  # another waiver of the same id
+    assert stale_on_release({OLD: [_record(OLD, "waived", "applied", {"kernel": "<6.12"})], NEW: [scoped_apart]}) == []
