@@ -21,10 +21,11 @@ from typing import TypedDict, cast
 
 from pytest_rdma.calls.readback import handle, made
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
+from pytest_rdma.catalogue.derived import REPORTED_ENUMS, reported_outside
 from pytest_rdma.catalogue.model import IB_TRANSPORTS, Buffer, Cap, Dev, Need, Value
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.state_machine import StateMachine, move
-from pytest_rdma.observations import Returned
+from pytest_rdma.observations import FieldValue, Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.network import ipv4_of, sockaddr
 
@@ -412,6 +413,7 @@ class Traffic:
                 )
             got = int(call.value or 0)
             wcs = cast("list[Struct]", call.outs["wc"])  # the out array of struct ibv_wc, read back
+            self._inside_enums(call, wcs[:got])
             found += cast("list[Completion]", [dict(wc, poll_call=call.index) for wc in wcs[:got]])
             if got == 0:
                 self._collapse(call)
@@ -423,6 +425,20 @@ class Traffic:
                     )
                 time.sleep(0.0005)
         return found
+
+    def _inside_enums(self, call: Call, wcs: Sequence[Struct]) -> None:
+        """Every completion read lies inside the enums verbs.h gives its status, opcode and wc_flags."""
+        for index, wc in enumerate(wcs):
+            outside = reported_outside("ibv_wc", wc)
+            if outside:
+                field, value = outside
+                raise self.check.deviation(
+                    f"a completion's {field} is one of enum {REPORTED_ENUMS['ibv_wc'][field]}",
+                    f"completion {index} reports {field} {value:#x}",
+                    FieldValue(f"wc.{index}.{field}", value),
+                    call,
+                    ref="ibv_poll_cq(3) DESCRIPTION",
+                )
 
     def _collapse(self, call: Call) -> None:
         """Consecutive empty polls of one CQ are one record: the C reproducer polls in a loop anyway."""
