@@ -43,9 +43,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks import bare_verbs, plugin_cost, readme_run  # noqa: E402
 from pytest_rdma import lab  # noqa: E402
+from pytest_rdma.catalogue.index import Catalogue  # noqa: E402
 from pytest_rdma.lab import guest, vm  # noqa: E402
 from pytest_rdma.lab.command import LAB_REPORTS  # noqa: E402
+from pytest_rdma.verbs import CATALOGUE  # noqa: E402
 
 # The suite's source (shipped as pytest_rdma.suites); runs given no test path use the packaged one.
 SUITE = REPO / "suites"
@@ -55,6 +58,7 @@ CHECKS = [f"{SUITE.relative_to(REPO)}/test_verbs.py::test_{verb}" for verb in VE
 # All 4 types are the overhead runs themselves (every case, with the one that mixes the types).
 QP_TYPE_SETS = {0: "(no_such_check)", 1: "(-RC-)", 2: "(-RC- or -UD-)"}
 GOALS = {"overhead": 1.3, "speedup": 1.6, "cold_start_s": 20.0, "device_run_s": 120.0}
+GOALS.update(plugin_cost.GOALS)  # issue 29's: the plugin's own ms per check, xdist's share of its ceiling
 # Deviations' C reproducers are built and run (the lab's RDMA_CONFIRM) in the lab's own runs only:
 # that is a C compiler per deviation, a cost of the deviations found, not of each check.
 NO_CONFIRM = {"RDMA_CONFIRM": "false"}
@@ -189,14 +193,35 @@ def bare_shards_step(name: str, device: str, out: Path, count: int = 2) -> dict[
     }
 
 
-def bare_ceiling(steps: dict[str, dict[str, Any]]) -> dict[str, float] | None:
-    """The bare loop's own speedup over two processes: one process's loop time over the slower half's."""
-    shards = steps.get("bare-x2", {}).get("shards") or []
+def bare_ceiling(steps: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The bare loop's own speedup over two processes: one process's loop time over the slower half's,
+    the best of the runs (bare-x2, bare-x2-2, ...): a slow moment of the machine does not lower the bar."""
+    runs = [step.get("shards") or [] for name, step in steps.items() if name.startswith("bare-x2")]
     ones = [step["bare"]["loop_s"] for name, step in steps.items() if name.startswith("bare-") and "bare" in step]
-    if len(shards) < 2 or not ones:
+    if not ones or not any(len(shards) >= 2 for shards in runs):
         return None
-    one, slowest = min(ones), max(shard["loop_s"] for shard in shards)
-    return {"one_s": one, "slowest_half_s": slowest, "speedup": one / slowest, "cases": sum(s["cases"] for s in shards)}
+    cases = max(sum(shard["cases"] for shard in shards) for shards in runs)
+    return plugin_cost.best_ceiling([[shard["loop_s"] for shard in shards] for shards in runs], min(ones), cases)
+
+
+def ceiling_steps(results: Path) -> list[dict[str, Any]]:
+    """The bare loop over two processes, plugin_cost.CEILING_RUNS times (the ceiling is the best)."""
+    names = ["bare-x2", *(f"bare-x2-{n}" for n in range(2, plugin_cost.CEILING_RUNS + 1))]
+    return [bare_shards_step(name, "rxe0", results / "xdist" / f"{name}.json") for name in names]
+
+
+def cost_steps(results: Path) -> list[dict[str, Any]]:
+    """pytest's floor (empty tests, no plugin) and the checks once more with each part's hooks timed."""
+    count = len(bare_verbs.cases_of(Catalogue.of(CATALOGUE)[verb] for verb in VERBS))
+    parts = pytest_step(
+        plugin_cost.PARTS,
+        "rxe0",
+        CHECKS,
+        results / "overhead" / plugin_cost.PARTS,
+        ["-n", "0", "-p", "benchmarks.part_timing"],
+        env={**NO_CONFIRM, plugin_cost.PARTS_ENV: str(plugin_cost.parts_path(results))},
+    )
+    return [plugin_cost.floor_step(REPO, count, NO_CONFIRM), parts]
 
 
 def first_run(steps: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
@@ -212,7 +237,8 @@ def quick_steps(results: Path, profile: bool) -> list[dict[str, Any]]:
     steps = [
         pytest_step("checks-1", "rxe0", CHECKS, checks, ["-n", "0"], env=marks),
         bare_step("bare-1", "rxe0", results / "overhead" / "bare-1.json"),
-        bare_shards_step("bare-x2", "rxe0", results / "xdist" / "bare-x2.json"),
+        *cost_steps(results),
+        *ceiling_steps(results),
     ]
     if profile:
         steps += _profile_steps(results)
@@ -264,7 +290,7 @@ def plan_steps(results: Path, repeat: int, profile: bool, scaling: bool = True) 
             pytest_step(f"checks-{index}", "rxe0", CHECKS, results / "overhead" / f"checks-{index}", ["-n", "0"])
         )
         steps.append(bare_step(f"bare-{index}", "rxe0", results / "overhead" / f"bare-{index}.json"))
-    steps.append(bare_shards_step("bare-x2", "rxe0", results / "xdist" / "bare-x2.json"))
+    steps += [*cost_steps(results), *ceiling_steps(results)]
     steps += [
         pytest_step("checks-noreports", "rxe0", CHECKS, None, ["-n", "0"]),
         pytest_step(
@@ -515,6 +541,20 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
                     f"checks {ph.get('checks', 0):.2f} s ({ph.get('checks', 0) / best_loop:.2f}x)"
                 )
                 figures["overhead"][name] = ph
+        cost = plugin_cost_figures(results, steps, best_checks, best_loop, tests)
+        if cost is not None:
+            figures["overhead"].update(cost)
+            say(
+                f"    PLUGIN'S OWN COST per check: ({best_checks:.2f} s - {best_loop:.2f} s) / {tests} = "
+                f"{cost['beyond_bare_loop_ms_per_check']:.1f} ms beyond the verbs, less pytest's floor "
+                f"{cost['pytest_floor_ms_per_test']:.1f} ms per empty test = {cost['plugin_ms_per_check']:.1f} ms  "
+                f"[goal <= {plugin_cost.PLUGIN_MS_GOAL:g}: {'met' if cost['met'] else 'MISSED'}]"
+            )
+            if "parts_ms_per_check" in cost:
+                say(
+                    "    its parts (own time of their hooks, a run of its own): "
+                    + "; ".join(f"{part} {ms:.2f} ms" for part, ms in cost["parts_ms_per_check"].items())
+                )
 
     # (2) xdist
     pair = ("suite-n0", "suite-n2") if "suite-n2" in steps else ("checks-1", "checks-n2")
@@ -551,6 +591,14 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
             f"process, the slower of two halves {ceiling['slowest_half_s']:.2f} s = {ceiling['speedup']:.2f}x "
             "(no runner of these checks can scale further on this VM)"
         )
+        if "speedup" in figures["xdist"]:
+            figures["xdist"].update(plugin_cost.share_of_ceiling(figures["xdist"]["speedup"], ceiling["speedup"]))
+            met = "met" if figures["xdist"]["share_met"] else "MISSED"
+            say(
+                f"    SHARE OF THE CEILING: {figures['xdist']['speedup']:.2f}x / {ceiling['speedup']:.2f}x (best of "
+                f"{ceiling['runs']}) = {figures['xdist']['share_of_ceiling']:.2f}  "
+                f"[goal >= {plugin_cost.SHARE_OF_CEILING_GOAL:g}: {met}]"
+            )
 
     # (3) cold start and lab runs
     say("\n(3) The lab: cold start and each device's run")
@@ -643,6 +691,20 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
         say(f"    top functions under pytest (own time; per check over its {checks} checks):")
         out.extend("      " + line for line in top_functions(profile_dir / "checks.prof", checks))
     return "\n".join(out), figures
+
+
+def plugin_cost_figures(
+    results: Path, steps: dict[str, dict[str, Any]], checks_s: float, loop_s: float, checks: int
+) -> dict[str, Any] | None:
+    """overhead.plugin_ms_per_check and its parts, from the floor step and the parts file (None without a floor)."""
+    floor = steps.get(plugin_cost.FLOOR)
+    floor_s = plugin_cost.seconds_of(floor) if floor else None
+    empty = tests_of(floor)[0] if floor else 0
+    if floor_s is None or not empty or not checks:
+        return None
+    path = plugin_cost.parts_path(results)
+    parts = json.loads(path.read_text())["seconds"] if path.exists() else None
+    return plugin_cost.plugin_cost(checks_s, loop_s, checks, floor_s, empty, parts)
 
 
 def busy_steps(steps: dict[str, dict[str, Any]], timing: dict[str, str], busy_at: list[float]) -> list[str]:
@@ -824,6 +886,9 @@ def main(argv: list[str] | None = None) -> int:
         help="only the overhead pair, the profiles and the same checks with -n 2 (no lab runs, no whole suite)",
     )
     parser.add_argument("--report-only", action="store_true", help="print the report of an earlier run")
+    parser.add_argument(
+        "--no-readme-run", action="store_true", help="do not time the README's command (a second boot, after this one)"
+    )
     parser.add_argument("--table", action="store_true", help="print the README's table from DIR/benchmark.json")
     options = parser.parse_args(argv)
     results = options.results.resolve()
@@ -834,8 +899,8 @@ def main(argv: list[str] | None = None) -> int:
     state = results / "bench-machine.json"
     if options.report_only:
         saved = json.loads(state.read_text())
-        text, _ = report(results, saved["before"], saved["during"], saved["exit_code"])
-        print(text)
+        text, figures = report(results, saved["before"], saved["during"], saved["exit_code"])
+        print("\n".join([text, *readme_run.add_to(results, figures)]))
         return 0
     busy = (
         {
@@ -864,9 +929,13 @@ def main(argv: list[str] | None = None) -> int:
         },
     )
     code = lab.run(request)
+    (results / readme_run.RECORD).unlink(missing_ok=True)
+    if not options.no_readme_run:
+        readme_run.measure(REPO, results)
     watch.stop.set()
     state.write_text(json.dumps({"before": busy, "during": watch.summary(), "exit_code": code}))
     text, figures = report(results, busy, watch.summary(), code)
+    text = "\n".join([text, *readme_run.add_to(results, figures)])
     print("\n" + text)
     (results / "benchmark.txt").write_text(text + "\n")
     (results / "benchmark.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")

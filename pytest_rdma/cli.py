@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_rdma import lab
 from pytest_rdma.command_line import fail, version
-from pytest_rdma.lab import matrix
+from pytest_rdma.lab import hosts, matrix
 from pytest_rdma.lab.command import LAB_REPORTS, lab_parser, split_passthrough
 
 EXIT_INTERNAL = 3  # as pytest's: a command that crashed never exits 1, which means "gate failed" or "regression"
@@ -85,10 +85,15 @@ def cmd_lab(argv: list[str]) -> int:
         timeout=options.timeout,
         report_args=LAB_REPORTS,
     )
-    if options.kernels:
+    try:
+        two_hosts = hosts.plan(options.hosts, options.kernels, options.wire_port)
+    except lab.LabError as exc:
+        print(f"lab: error: {exc}", file=sys.stderr)
+        return lab.EXIT_USAGE
+    if options.kernels and two_hosts is None:
         return _kernel_matrix(request, options.kernels)
     _forget_allure(options.results, request.devices)
-    code = lab.run(request)
+    code = hosts.run(request, two_hosts) if two_hosts else lab.run(request)
     if code not in (0, 1):
         return code
     results = options.results.resolve()

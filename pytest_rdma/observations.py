@@ -1,6 +1,6 @@
 """What a deviation observed, typed: each kind of fact a check can see, and everything done with it.
 
-A `Deviation` (pytest_rdma.outcomes) carries one of these. Each type owns, in one place, the four
+A `Deviation` (pytest_rdma.outcomes) carries one of these. Each type owns, in one place, the
 things the suite does with an observation:
 
 - `c_condition(site)`: the C condition that holds when the reproducer's decisive call shows it
@@ -10,7 +10,9 @@ things the suite does with an observation:
 - `as_dict()`: its JSON in the results (`observation`) and the keys a waiver's `observed` table
   matches (`matches`, expectations.py): the keys are the ones results files and waivers have always
   used, so neither changes;
-- `text()`: how a report shows it.
+- `text()`: how a report shows it;
+- `same_as(other)`: whether another run observed the same (`pytest-rdma compare`), keys that say only how
+  the check judged it (`JUDGED_BY`) aside.
 
 `from_dict` reads one back from a results file or a reproducer script: the only place that looks
 at keys. A provider that broke the return convention on the way (`Call.problem`) adds `problem`
@@ -75,6 +77,9 @@ class Observation:
 
     # The keys of the type's JSON that identify it (from_dict tries a type only when one is present).
     KEYS: ClassVar[tuple[str, ...]] = ()
+    # The keys that say how the check judged what it saw, not what the provider did; a newer version of a
+    # type may add them to the JSON (FieldValue's `against` and `op`), which changes nothing observed.
+    JUDGED_BY: ClassVar[tuple[str, ...]] = ()
 
     def items(self) -> list[tuple[str, object]]:
         """The type's own keys and values, in the order results have always written them (None: left out)."""
@@ -100,6 +105,17 @@ class Observation:
         """Whether a waiver's `observed` table holds: every key it records has the value seen (as text)."""
         mine = self.as_dict()
         return all(str(mine.get(key)) == str(value) for key, value in observed.items())
+
+    def same_as(self, other: Observation) -> bool:
+        """Whether `other` observed what this did, as two runs are compared: the same type, the same value
+        for every key both write, and any key only one writes one of the type's JUDGED_BY (a results file
+        written before the key was added is not a provider that changed)."""
+        if type(other) is not type(self):
+            return False
+        mine, theirs = self.as_dict(), other.as_dict()
+        if any(mine[key] != theirs[key] for key in mine.keys() & theirs.keys()):
+            return False
+        return all(key in self.JUDGED_BY for key in mine.keys() ^ theirs.keys())
 
     def c_condition(self, site: CSite) -> str:
         """C that holds when the reproducer's decisive call shows this again; "" when a program cannot say."""
@@ -274,6 +290,7 @@ class FieldValue(Observation):
     op: str = ""
     problem: str = ""
     KEYS: ClassVar[tuple[str, ...]] = ("field",)
+    JUDGED_BY: ClassVar[tuple[str, ...]] = ("against", "op")
 
     def items(self) -> list[tuple[str, object]]:
         compared = [("against", self.against), ("op", self.op)] if self.against else []
@@ -598,6 +615,7 @@ class RelationBroken(Observation):
     right_at: str = ""
     problem: str = ""
     KEYS: ClassVar[tuple[str, ...]] = ("left",)
+    JUDGED_BY: ClassVar[tuple[str, ...]] = ("op", "left_at", "right_at")
 
     def items(self) -> list[tuple[str, object]]:
         where = [("op", self.op), ("left_at", self.left_at), ("right_at", self.right_at)] if self.op else []

@@ -17,7 +17,7 @@ from pytest_rdma.catalogue.model import Cap
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.load import KINDS
 from pytest_rdma.outcomes import NOT_EXERCISED, UNSUPPORTED, Blocked, NotExercised, Unsupported
-from pytest_rdma.provider.device import DeviceUnderTest, end_facts
+from pytest_rdma.provider.device import Device, DeviceUnderTest, end_facts
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Run:
     device: str = ""
     peer: str = ""  # the second device, for a check that sent to one (--rdma-peer)
     ends: dict[str, dict[str, str]] = field(default_factory=dict)  # a two-device check's ends: "dut", "peer"
+    peer_device: Device | None = None  # the peer itself: its GID for a two-host reproducer, its host to confirm on
     calls: list[Call] = field(default_factory=list)
     steps: dict[str, Call] = field(default_factory=dict)  # the check's named calls (expectations read them)
     skipped_as: str = ""  # UNSUPPORTED or NOT_EXERCISED, when the case did not conform or deviate
@@ -51,6 +52,7 @@ def run_case(request: pytest.FixtureRequest, case: Case, dut: DeviceUnderTest | 
     peer = request.getfixturevalue("rdma_peer") if case.spec.get("params", {}).get("peer") else None
     check = Check(case, dut, dut.catalogue, peer)
     run.peer = peer.name if peer is not None else ""
+    run.peer_device = peer
     if peer is not None:
         run.ends = {"dut": end_facts(dut), "peer": end_facts(peer)}
     run.calls = check.calls.log

@@ -154,7 +154,11 @@ def main(argv: list[str]) -> int:
 
     # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
     # after the in-VM tests so that only one VM of the self-test runs at a time.
-    print(f"selftest: 3/{count} host-side lab tests (tests/host_lab): one more VM boot", flush=True)
+    print(
+        f"selftest: 3/{count} host-side lab tests (tests/host_lab): their own VM boots (two at once for a killed "
+        "second host)",
+        flush=True,
+    )
     junit = reports / "host-side-lab-tests.xml"
     host_lab = Step("host-side lab tests", junit=junit)
     host_lab.code = _pytest(

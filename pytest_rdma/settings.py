@@ -123,6 +123,8 @@ class Option:
     metavar: str = ""
     many: bool = False  # repeatable on the command line, a line list in ini files, comma separated in env
     switch: bool = False  # a flag without a value (--rdma-strict)
+    # Earlier names of the environment variable, still read after `env` (scripts already set them).
+    env_aliases: tuple[str, ...] = ()
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -297,23 +299,25 @@ OPTIONS: tuple[Option, ...] = (
         "explore",
         "--rdma-explore",
         "rdma_explore",
-        "PYTEST_RDMA_EXPLORE",
+        "RDMA_EXPLORE",
         _seconds,
         0,
         "explore each device for SECONDS with sequences of verb calls generated from the catalogue's contracts "
         "(Hypothesis, under the guards; each finding becomes a check test_explore[...]); default 0: off",
         "SECONDS",
+        env_aliases=("PYTEST_RDMA_EXPLORE",),
     ),
     Option(
         "explore_seed",
         "--rdma-explore-seed",
         "rdma_explore_seed",
-        "PYTEST_RDMA_EXPLORE_SEED",
+        "RDMA_EXPLORE_SEED",
         _seed,
         None,
         "the exploration's seed: the same seed gives the same sequences (default: a new one, printed in the "
         "header and the results)",
         "N",
+        env_aliases=("PYTEST_RDMA_EXPLORE_SEED",),
     ),
 )
 
@@ -419,9 +423,10 @@ def _raw(config: pytest.Config, option: Option) -> tuple[list[str], Origin] | No
         if option.switch:
             return (["true"] if given else ["false"]), from_command_line
         return (list(given) if option.many else [given]), from_command_line
-    env = os.environ.get(option.env)
-    if env is not None and env.strip():
-        return [env], Origin(ENVIRONMENT, option.env)
+    for variable in (option.env, *option.env_aliases):
+        env = os.environ.get(variable)
+        if env is not None and env.strip():
+            return [env], Origin(ENVIRONMENT, variable)
     from_ini = config.getini(option.ini)
     if from_ini not in (None, [], ""):
         origin = Origin(INI, option.ini, config.inipath.name if config.inipath else "")

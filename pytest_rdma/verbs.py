@@ -1075,6 +1075,20 @@ ibv_alloc_pd = Verb(
     params=(CONTEXT,),
     claims=(
         Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after a documented refusal, the same request made right is served: the PD is allocated, used and "
+            "freed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+            variant="unprovoked",
+            params={
+                "unprovoked": "the page names no cause (RETURN VALUE: NULL if the request fails) and the verb takes "
+                "nothing but the context; what fails it is the device's max_pd PDs all allocated or the kernel out "
+                "of memory (uverbs' ENOMEM), neither made by a check on a shared host"
+            },
+        ),
+        Claim(
             "distinct-pds",
             "distinct",
             "each call returns a new PD with its own handle, and ibv_dealloc_pd of an unused PD returns 0",
@@ -1551,6 +1565,14 @@ ibv_reg_mr_iova = Verb(
         Param("access", "int", default="IBV_ACCESS_LOCAL_WRITE", flags="ibv_access_flags"),
     ),
     claims=(
+        Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+        ),
         Claim(
             "registers",
             "succeeds",
@@ -2605,6 +2627,21 @@ ibv_create_cq = Verb(
             variant="{qp_type}-two-qps",
             params={"seed": 61},
         ),
+        Claim(
+            "channel-serves-two-cqs",
+            "shared-channel",
+            "one completion channel may serve several CQs: with the sender's and the receiver's CQ on one "
+            "channel and both armed, a message gives one event for each, and each event names its own CQ",
+            "DESCRIPTION",
+            also=(
+                Source("man", "ibv_create_comp_channel(3)", "NOTES"),
+                Source("man", "ibv_get_cq_event(3)", "DESCRIPTION"),
+                Source("man", "ibv_req_notify_cq(3)", "DESCRIPTION"),
+            ),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_SEND"), (_UD, "IBV_WR_SEND"))},
+            variant="{qp_type}-{opcode}",
+            params={"seed": 62},
+        ),
     ),
     contract=Contract(
         requires=(Resource("context", role="context"),),
@@ -2924,6 +2961,21 @@ ibv_create_comp_channel = Verb(
     summary="create a completion event channel (a file descriptor events arrive on); NULL on failure",
     params=(CONTEXT,),
     claims=(
+        Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after a documented refusal, the same request made right is served: the channel is created, used and "
+            "destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+            variant="unprovoked",
+            params={
+                "unprovoked": "the page names no cause (RETURN VALUE: NULL if the request fails) and the verb takes "
+                "nothing but the context; what fails it is the process's file-descriptor limit (RLIMIT_NOFILE: the "
+                "channel is a file) or the kernel out of memory, and lowering a limit of the process that runs the "
+                "other checks would change them too"
+            },
+        ),
         Claim(
             "creates",
             "succeeds",
@@ -3283,6 +3335,14 @@ ibv_create_srq_ex = Verb(
         ),
     ),
     claims=(
+        Claim(
+            "failure-then-normal-use",
+            "failure-path",
+            "after each of its documented refusals, the same request made right is served: the object is "
+            "created, used and destroyed with 0, with no object left behind and no kernel warning",
+            "RETURN VALUE",
+            also=(_FAILURE_PATHS,),
+        ),
         Claim(
             "sizes-at-least-requested",
             "succeeds",
@@ -3801,6 +3861,22 @@ _IBTA_PD = Source(
     "ibta",
     "IBTA Vol. 1 r1.7 ch. 10, protection domains: a QP may use memory regions, windows and address "
     "handles of its own PD only; the L_Key and R_Key checks include the PD",
+)
+_IBTA_MW_PD = Source(
+    "ibta",
+    "IBTA Vol. 1 r1.7 ch. 10, memory windows: a type 2 window is bound by a QP of its own PD, to a region "
+    "of that PD (C10-72); a bind that breaks a rule completes with a memory window bind error",
+)
+_IWARP_STAG = Source(
+    "iwarp",
+    "RFC 5040 (RDMAP), Terminate error codes: an STag not associated with the RDMAP stream (a region of another "
+    "protection domain than the stream's QP) is a remote protection error",
+)
+_IWARP_WRITE_COMPLETION = Source(
+    "iwarp",
+    "RFC 5040 (RDMAP): an RDMA Write has no response message, so its requester's completion is local (the data "
+    "left); a remote protection error comes back as a Terminate that moves the QP to error, whose outstanding "
+    "RDMA Read is then flushed; the verbs pages tie no completion status to iWARP",
 )
 
 ibv_post_srq_recv = Verb(
@@ -6631,11 +6707,32 @@ ibv_post_send = Verb(
             "an RDMA WRITE or READ whose rkey names a region of another PD than the responding QP's fails "
             "with a remote access error, and no byte moves",
             "DESCRIPTION",
-            also=(_IBTA_PD, _IBTA_ERRORS),
-            transports=IB_TRANSPORTS,
+            also=(_IBTA_PD, _IBTA_ERRORS, _IWARP_STAG, _IWARP_WRITE_COMPLETION),
             over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
             variant="{qp_type}-{opcode}",
-            params={"foreign": "rkey", "statuses": ("IBV_WC_REM_ACCESS_ERR",), "seed": 43},
+            params={
+                "foreign": "rkey",
+                "statuses": ("IBV_WC_REM_ACCESS_ERR",),
+                "iwarp_statuses": ("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR"),
+                "seed": 43,
+            },
+        ),
+        Claim(
+            "rkey-of-another-pd-between-devices",
+            "foreign-pd",
+            "an RDMA WRITE or READ to a second device (--rdma-peer) whose rkey names a region of another PD of "
+            "the peer than its responding QP's fails with a remote access error, and no byte moves",
+            "DESCRIPTION",
+            also=(_IBTA_PD, _IBTA_ERRORS, _IWARP_STAG, _IWARP_WRITE_COMPLETION),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"), (_RC, "IBV_WR_RDMA_READ"))},
+            variant="{qp_type}-{opcode}",
+            params={
+                "peer": True,
+                "foreign": "rkey",
+                "statuses": ("IBV_WC_REM_ACCESS_ERR",),
+                "iwarp_statuses": ("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR"),
+                "seed": 44,
+            },
         ),
         Claim(
             "atomic-rkey-of-another-pd",
@@ -6661,6 +6758,28 @@ ibv_post_send = Verb(
             over={("qp_type", "opcode"): ((_UD, "IBV_WR_SEND"),)},
             variant="{qp_type}-{opcode}",
             params={"foreign": "ah", "statuses": ("IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_PROT_ERR"), "seed": 53},
+        ),
+        Claim(
+            "bind-mw-region-of-another-pd",
+            "foreign-pd-bind",
+            "an IBV_WR_BIND_MW work request binding a type 2 window to a region of another PD than the window's "
+            "and the QP's completes with a memory window bind error",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2,),
+            also=(_IBTA_MW_PD, Source("man", "ibv_alloc_mw(3)", "DESCRIPTION")),
+            variant="RC-type-2",
+            params={"foreign": "mr", "statuses": ("IBV_WC_MW_BIND_ERR",)},
+        ),
+        Claim(
+            "bind-mw-window-of-another-pd",
+            "foreign-pd-bind",
+            "an IBV_WR_BIND_MW work request binding a type 2 window of another PD than the QP's completes with "
+            "a memory window bind error",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2,),
+            also=(_IBTA_MW_PD, Source("man", "ibv_alloc_mw(3)", "DESCRIPTION")),
+            variant="RC-type-2",
+            params={"foreign": "mw", "statuses": ("IBV_WC_MW_BIND_ERR",)},
         ),
         Claim(
             "bind-mw-completes",

@@ -326,6 +326,7 @@ def c_program(
     comment = "\n".join(f" * {line}" for line in header)
     uses_cm = any(verbs[call.verb].family == "rdmacm" for call in calls)
     text = PROLOGUE.format(
+        helpers=C_HELPERS,
         comment=comment,
         link="-libverbs -lrdmacm" if uses_cm else "-libverbs",
         include="#include <rdma/rdma_cma.h>\n" if uses_cm else "",
@@ -333,6 +334,26 @@ def c_program(
     )
     return text + "\n".join(program.lines) + "\n}\n"
 
+
+# The C helpers every reproducer may call (the one-host program and both programs of a two-host pair):
+# written once here, put into each program's prologue by str.format's {helpers}.
+C_HELPERS = """/* Whether a descriptor (a completion channel's) becomes readable within ms milliseconds. */
+static __attribute__((unused)) int fd_ready(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, ms) > 0;
+}
+
+/* Whether n bytes are all zero (memory a refused operation must not have written). */
+static __attribute__((unused)) int all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+"""
 
 PROLOGUE = """/*
 {comment}
@@ -350,23 +371,7 @@ PROLOGUE = """/*
 #include <unistd.h>
 #include <infiniband/verbs.h>
 {include}
-/* Whether a descriptor (a completion channel's) becomes readable within ms milliseconds. */
-static __attribute__((unused)) int fd_ready(int fd, int ms)
-{{
-	struct pollfd p = {{ .fd = fd, .events = POLLIN }};
-	return poll(&p, 1, ms) > 0;
-}}
-
-/* Whether n bytes are all zero (memory a refused operation must not have written). */
-static __attribute__((unused)) int all_zero(const void *p, size_t n)
-{{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return 0;
-	return 1;
-}}
-
+{helpers}
 int main(void)
 {{
 	alarm(120); /* a provider that never answers ends the program instead of hanging it */

@@ -11,6 +11,11 @@
   it made is used and destroyed with 0. The guards (kernel log, leaks) watch the whole check, so a
   failure path that leaks or warns is a finding of this check.
 
+- foreign-pd-bind: a type 2 window's bind work request (IBV_WR_BIND_MW) with a region, or a window,
+  of another PD than the binding QP's: the bind completes with the error status given for it;
+- shared-channel: one completion channel serves the sender's and the receiver's CQ, both armed: one
+  event for each, each naming its own CQ.
+
 Why kinds of their own: access-fault breaks a key or an access flag of a region of the QP's own
 PD; here the key is valid, and the object it names is the wrong one. The failure paths reuse the
 refused claims' data instead of writing each refusal twice.
@@ -28,12 +33,14 @@ from pytest_rdma.calls.invoke import out_address
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.cases import Case, axis_cases
+from pytest_rdma.catalogue.derived import derived_claims
 from pytest_rdma.catalogue.model import Buffer, Claim, Dev, Need, Value, Verb
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import RECV_ID, SEND_ID, PairParams, Scenario, status_name, status_source
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, Completion, field
+from pytest_rdma.kinds.windows import REGION, REGION_ACCESS, Window, WindowParams
 from pytest_rdma.observations import CompletionStatus, CqEvent, Differs, EventCq, FieldValue, Placed
 from pytest_rdma.outcomes import NotExercised
 
@@ -48,6 +55,9 @@ class ForeignPdParams(PairParams):
 
     foreign: str  # which object is of the other PD: "lkey", "recv-lkey", "rkey" or "ah"
     statuses: tuple[str, ...]  # the completion statuses the sources allow
+    # On iWARP, instead: the pages tie no status to iWARP; RFC 5040 reports a remote protection error by a
+    # Terminate that moves the QP to error, which flushes the requester's outstanding READ (empty: the same).
+    iwarp_statuses: tuple[str, ...] = ()
     side: str = "send"  # whose completion carries the status: "send" or "recv"
     size: int = 64
 
@@ -69,9 +79,10 @@ def foreign_pd(check: Check) -> None:
     cq = scenario.pair.send_cq if p.side == "send" else scenario.pair.recv_cq
     (wc,) = scenario.traffic.poll(cq, 1)
     got = status_name(int(wc["status"]))
-    if got not in p.statuses:
+    statuses = _statuses_of(check, scenario, p)
+    if got not in statuses:
         raise check.deviation(
-            f"the {'send' if p.side == 'send' else 'receive'} completion's status is {' or '.join(p.statuses)} "
+            f"the {'send' if p.side == 'send' else 'receive'} completion's status is {' or '.join(statuses)} "
             f"(the {p.foreign} names {foreign.name}, of another PD)",
             f"status = {got} (vendor_err {wc.get('vendor_err')})",
             CompletionStatus("wc.0.status", int(wc["status"]), got),
@@ -79,6 +90,18 @@ def foreign_pd(check: Check) -> None:
             ref=status_source(check),
         )
     _expect_unchanged(check, scenario, target, before)
+
+
+def _statuses_of(check: Check, scenario: Scenario, p: ForeignPdParams) -> tuple[str, ...]:
+    """The statuses the requester's completion may carry on this device's transport.
+
+    On iWARP an RDMA WRITE has no response (RFC 5040): its send completion says the data left, and
+    siw completes it so (siw_qp_tx.c), whatever the Data Sink then answers by a Terminate; the
+    evidence is then the bytes, which must stay unplaced."""
+    if check.dut.transport != "iwarp" or not p.iwarp_statuses:
+        return p.statuses
+    unanswered = scenario.op.get("data") == "remote" and not scenario.op.get("consumes_recv")
+    return (*p.iwarp_statuses, "IBV_WC_SUCCESS") if unanswered else p.iwarp_statuses
 
 
 def _foreign_object(check: Check, scenario: Scenario, p: ForeignPdParams, remote_access: str) -> Handle:
@@ -142,6 +165,50 @@ def _poll_of(check: Check, wc: Completion) -> Call:
     return next(call for call in check.calls.log if call.index == wc["poll_call"])
 
 
+# -- a window bound across protection domains -----------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForeignBindParams(PairParams):
+    """A foreign-pd-bind claim's data: which object of the type 2 bind is of another PD, and the statuses allowed."""
+
+    foreign: str  # "mr": the region, of another PD than the window's and the QP's; "mw": the window, than the QP's
+    statuses: tuple[str, ...]
+
+
+@kind("foreign-pd-bind", params=ForeignBindParams)
+def foreign_pd_bind(check: Check) -> None:
+    """A type 2 window's bind work request naming an object of another PD completes in error."""
+    prepare(check)
+    p = check.params(ForeignBindParams)
+    w = Window(check, WindowParams(type=2, seed=p.seed))
+    with check.on(w.scenario.receiver_side):
+        if p.foreign == "mr":
+            w.region = _region(check, REGION, REGION_ACCESS, "foreign-bound", None)
+            foreign = w.region
+        elif p.foreign == "mw":
+            w.mw = foreign = check.resource(Need("mw", spec={"pd": OTHER_PD, "type": "IBV_MW_TYPE_2"}, label="foreign"))
+        else:
+            raise ValueError(f"foreign {p.foreign!r}: one of mr, mw")
+    w.post_bind()
+    (wc,) = w.scenario.traffic.poll(w.pair.recv_cq, 1)
+    # The window goes first, whatever the bind did: a bind that took hold ties the window to the region,
+    # whose dereg is then refused (EINVAL), and teardown (newest first) would leak the region and its PD.
+    freed = check.calls.invoke("ibv_dealloc_mw", {"mw": w.mw}, phase="teardown")
+    got = status_name(int(wc["status"]))
+    if got not in p.statuses:
+        raise check.deviation(
+            f"the bind's completion status is {' or '.join(p.statuses)} (the {p.foreign} {foreign.name} is of "
+            "another PD)",
+            f"status = {got} (vendor_err {wc.get('vendor_err')})",
+            CompletionStatus("wc.0.status", int(wc["status"]), got),
+            _poll_of(check, wc),
+            ref=status_source(check),
+        )
+    if not freed.ok:
+        raise check.failure(freed, "the window is deallocated", ref="ibv_alloc_mw(3) RETURN VALUE")
+
+
 # -- failure paths -------------------------------------------------------------------------------
 
 # How a made object is used once, by resource kind: the verb and the parameter that takes the object.
@@ -159,7 +226,10 @@ SERVES: tuple[str, str, Mapping[str, Value]] = ("ibv_query_device", "context", {
 
 @dataclass(frozen=True)
 class FailurePathParams:
-    """A failure-path claim's data: none of its own (its cases are the verb's refused claims)."""
+    """A failure-path claim's data (its cases are the verb's refused claims). `unprovoked`: why no
+    documented failure of the verb can be made from user space (the claim's one case says so, never a pass)."""
+
+    unprovoked: str = ""
 
 
 def _use(check: Check, kind_name: str, handle: Handle) -> Call:
@@ -175,11 +245,15 @@ def _use(check: Check, kind_name: str, handle: Handle) -> Call:
 
 
 def refusal_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
-    """One case per case of each of the verb's refused claims, named after it, with this claim's words,
-    and the claim's own cases where it gives a call of its own."""
-    for refused in verb.claims:
-        if refused.kind != "refused" or refused.untestable or not (refused.call or refused.steps):
-            # A refusal of the verb's defaults themselves (no AH on iWARP) leaves no request made right.
+    """One case per case of each of the verb's refused claims (its own and those derived from its enums:
+    catalogue/derived.py), named after it, with this claim's words, and the claim's own cases where it
+    gives a call of its own or says why no failure can be provoked."""
+    refusals = [c for c in (*verb.claims, *derived_claims(verb)) if c.kind == "refused" and not c.untestable]
+    # A refusal of the verb's defaults themselves (no AH on iWARP) leaves no request made right, on its transports.
+    unservable = {t for c in refusals if not (c.call or c.steps) for t in c.transports}
+    for refused in refusals:
+        transports = tuple(t for t in refused.transports if t not in unservable)
+        if not (refused.call or refused.steps) or not transports:
             continue
         borrowed = dataclasses.replace(
             refused,
@@ -189,9 +263,10 @@ def refusal_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
             params={},
             also=(*refused.also, *claim.also),
             variant=f"after-{refused.id}" + (f"-{refused.variant}" if refused.variant else ""),
+            transports=transports,
         )
         yield from axis_cases(verb, borrowed)
-    if claim.call:
+    if claim.call or claim.params.get("unprovoked"):
         # Refusals the verb's own claims do not make (a limit of ibv_query_device): the claim's call.
         yield from axis_cases(verb, claim)
 
@@ -199,6 +274,9 @@ def refusal_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
 @kind("failure-path", refusal_cases, params=FailurePathParams)
 def failure_path(check: Check) -> None:
     """A refused creation, then the same verb with its defaults: it succeeds, is used and destroyed with 0."""
+    unprovoked = check.params(FailurePathParams).unprovoked
+    if unprovoked:
+        raise NotExercised(f"no failure path of {check.verb.name} can be taken: {unprovoked}")
     prepare(check)
     refused = check.call()
     if not refused.failed:
@@ -300,4 +378,66 @@ def _expect_event(check: Check, channel: Handle, cq: Handle) -> None:
     if named != cq.address:
         raise check.deviation(
             "the event names the shared CQ", "it names another CQ", EventCq(named), got, ref="ibv_get_cq_event(3)"
+        )
+
+
+# -- one completion channel serving several CQs -------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedChannelParams(PairParams):
+    """A shared-channel claim's data, beside its pair's."""
+
+    size: int = 64
+
+
+@kind("shared-channel", params=SharedChannelParams)
+def shared_channel(check: Check) -> None:
+    """The two CQs of a pair on one channel, both armed: one event each, each naming its own CQ."""
+    prepare(check)
+    p = check.params(SharedChannelParams)
+    channel = check.resource(Need("comp_channel"))
+    scenario = Scenario(check, p)
+    scenario.build(size=p.size, pair_options={"cq_channel": channel})
+    cqs = {scenario.pair.send_cq.address: scenario.pair.send_cq, scenario.pair.recv_cq.address: scenario.pair.recv_cq}
+    for cq in cqs.values():
+        armed = check.calls.invoke("ibv_req_notify_cq", {"cq": cq, "solicited_only": 0})
+        if not armed.ok:
+            raise check.failure(armed, "ibv_req_notify_cq arms each CQ", ref="ibv_req_notify_cq(3) RETURN VALUE")
+    scenario.post_recv()
+    scenario.post_send(scenario.send_wr())
+    (sent,) = scenario.traffic.poll(scenario.pair.send_cq, 1)
+    scenario.expect_wc(sent, {"status": "IBV_WC_SUCCESS"}, "send")
+    (received,) = scenario.traffic.poll(scenario.pair.recv_cq, 1)
+    scenario.expect_wc(received, {"status": "IBV_WC_SUCCESS"}, "receive")
+    unnamed = dict(cqs)
+    for _ in cqs:
+        _expect_event_of(check, channel, unnamed)
+
+
+def _expect_event_of(check: Check, channel: Handle, unnamed: dict[int, Handle]) -> None:
+    """The channel has one more event, and it names one of the armed CQs that no event named yet
+    (acknowledged at once on that CQ, so that its destruction does not wait for it)."""
+    fd = int(read_object(channel)["fd"])
+    if not select.select([fd], [], [], TIMEOUT)[0]:
+        raise check.deviation(
+            f"an event on the channel for each of its {len(unnamed)} armed CQ(s) still without one",
+            f"no event came within {TIMEOUT:.0f} s",
+            CqEvent(False),
+            check.calls.log[-1],
+            ref="ibv_req_notify_cq(3) DESCRIPTION",
+        )
+    got = check.calls.invoke("ibv_get_cq_event", {"channel": channel})
+    if not got.ok:
+        raise check.failure(got, "ibv_get_cq_event returns the event", ref="ibv_get_cq_event(3) RETURN VALUE")
+    named = out_address(got, "cq")
+    cq = unnamed.pop(named, None)
+    check.calls.invoke("ibv_ack_cq_events", {"cq": cq or next(iter(unnamed.values())), "nevents": 1})
+    if cq is None:
+        raise check.deviation(
+            "each event names one of the channel's armed CQs, each CQ once",
+            "it names a CQ that is not one of them, or one an event already named",
+            EventCq(named),
+            got,
+            ref="ibv_get_cq_event(3) DESCRIPTION",
         )

@@ -27,6 +27,7 @@ from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.state_machine import StateMachine, move
 from pytest_rdma.observations import FieldValue, Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
+from pytest_rdma.provider.device import Device
 from pytest_rdma.provider.network import ipv4_of, sockaddr
 
 TIMEOUT = 10.0  # seconds a completion or a connection event may take
@@ -61,10 +62,17 @@ class PairOptions(TypedDict, total=False):
     cq_wc_flags: str
     send_cqe: int
     shared_cq: Handle  # every queue of the pair completes on this one CQ
+    cq_channel: Handle  # both CQs of the pair deliver their events to this one completion channel
 
 
 # A work request (or an SGE) as a post passes it: struct fields by dotted path.
 WorkRequest = dict[str, Value]
+
+
+def is_itself(peer: Device, dut: Device) -> bool:
+    """The peer is the device under test: the same name and the same GID. A device of the same name on another
+    host (--rdma-peer-host) has its own GID, on its own wire NIC."""
+    return peer.name == dut.name and peer.fact("gid") == dut.fact("gid")
 
 
 @dataclass
@@ -112,6 +120,7 @@ class Traffic:
         send_cqe: int | None = None,
         peer: bool = False,
         shared_cq: Handle | None = None,
+        cq_channel: Handle | None = None,
     ) -> Pair:
         """Two QPs of `qp_type` connected to each other (overrides: QP attributes for the walk, e.g. rnr_retry).
 
@@ -121,6 +130,7 @@ class Traffic:
         for the sender's CQ to hold that many completions (a CQ to overrun). With `peer`, the receiver,
         its CQ and its channel are the peer device's (and `srq`, if given, must be too). With `shared_cq`,
         both QPs' send and receive queues complete on that one CQ (made by the caller) instead of their own.
+        With `cq_channel`, both CQs are made on that one completion channel (of the tested device).
         """
         check = self.check
         if check.dut.transport == "iwarp" and qp_type != "IBV_QPT_RC":
@@ -142,6 +152,8 @@ class Traffic:
                 cqs[role] = shared_cq
                 continue
             spec: dict[str, Value] = {"channel": channel} if role == "recv" and channel is not None else {}
+            if cq_channel is not None:
+                spec["channel"] = cq_channel
             if role == "send" and send_cqe is not None:
                 spec["cqe"] = send_cqe
             with check.on(sides[role]):
@@ -203,7 +215,7 @@ class Traffic:
     def require_peer(self) -> None:
         """Not exercised unless a peer was given that is another device of the same transport."""
         dut, peer = self.check.dut, self.check.device("peer")
-        if peer.name == dut.name:
+        if is_itself(peer, dut):
             raise NotExercised(f"the peer is {dut.name} itself: give --rdma-peer another device")
         if peer.transport != dut.transport:
             raise NotExercised(

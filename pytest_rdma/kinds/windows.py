@@ -85,6 +85,11 @@ class Window:
 
     def bind(self) -> None:
         """Bind the window to the region's middle; its completion is IBV_WC_BIND_MW with the bind's wr_id."""
+        self.post_bind()
+        self.completes(self.pair.recv_cq, BIND_ID, "IBV_WR_BIND_MW", "bind", self.owner)
+
+    def post_bind(self) -> None:
+        """Post the bind of the window to the region's middle (its completion is the caller's to judge)."""
         check = self.check
         if self.type == 1:
             info = self._range(WINDOW_LENGTH)
@@ -122,7 +127,6 @@ class Window:
                 },
                 "ibv_post_send(3) DESCRIPTION",
             )
-        self.completes(self.pair.recv_cq, BIND_ID, "IBV_WR_BIND_MW", "bind", self.owner)
 
     def post(self, qp: Handle, wr: Mapping[str, Value], ref: str) -> Call:
         call = self.scenario.traffic.post_send(qp, [wr])

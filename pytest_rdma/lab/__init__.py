@@ -44,6 +44,7 @@ class LabRequest:
     guest: str = vm.GUEST_MODULE
     plan_extra: dict = field(default_factory=dict)
     kernel: str | None = None  # the release to boot (installed when missing); None: the newest with rdma_rxe
+    qemu_opts: list[str] = field(default_factory=list)  # more QEMU arguments: the two-host lab's wire NIC
 
 
 def _check_devices(devices: list[str]) -> None:
@@ -174,6 +175,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
             guest=request.guest,
             force_9p=force_9p,
             bin_dirs=bin_dirs,
+            qemu_opts=request.qemu_opts,
         )
     finally:
         builds.stop()

@@ -64,6 +64,20 @@ def lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
         "repeatable, each in turn, results in DIR/RELEASE/DEVICE; 'all': every installed kernel with rdma_rxe "
         "(default: the distro's default kernel, results in DIR/DEVICE)",
     )
+    parser.add_argument(
+        "--hosts",
+        type=int,
+        default=1,
+        metavar="N",
+        help="2: boot two VMs joined by a wire, host 1 running the checks and host 2 their peers' ends through "
+        "execnet's socket gateway; with it, --kernel once is both hosts' kernel, twice host 1's then host 2's",
+    )
+    parser.add_argument(
+        "--wire-port",
+        type=int,
+        metavar="PORT",
+        help="with --hosts 2: the TCP port on 127.0.0.1 that is the wire between the VMs (default: a free one)",
+    )
     return parser
 
 

@@ -11,6 +11,7 @@ devices' kernel resource counts must be back where they started once pytest has 
 
 from __future__ import annotations
 
+import configparser
 import importlib.util
 import json
 import os
@@ -23,6 +24,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from pytest_rdma.lab import wire
 
 EXIT_DEVICE_FAILED = 3
 EXIT_TESTS_FAILED = 1  # pytest's "some tests failed": a run that leaked is not clean
@@ -63,6 +66,76 @@ def isolation_args(pytest_args: list[str], xdist_available: bool = True) -> list
     return list(CRASH_ISOLATION)
 
 
+# Plugins of the venv that every pytest process of a lab run loads (the controller and each worker) and
+# that act only when asked: allure-pytest writes only with --alluredir (its import, allure-python-commons'
+# model and attrs, is a sixth of a pytest start's imports); hypothesis's plugin, at the end of every run,
+# imports the whole of hypothesis to ask whether anything wrote observations (a third of a second of host
+# CPU, seconds under TCG). Each is left out of a run whose arguments, PYTEST_ADDOPTS or ini files in the
+# working directory name it or what uses it (the words below), so a user's own --alluredir still works.
+UNASKED_PLUGINS = {"allure_pytest": ("alluredir", "--allure-"), "hypothesispytest": ("hypothesis", "explore")}
+# pytest's ini files and the sections of them it reads (pyproject.toml's are TOML tables).
+INI_SECTIONS = {
+    "pytest.ini": ("pytest",),
+    ".pytest.ini": ("pytest",),
+    "tox.ini": ("pytest", "tool:pytest"),
+    "setup.cfg": ("tool:pytest",),
+}
+
+
+def unasked_plugins(args: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """`-p no:NAME` for each of UNASKED_PLUGINS nothing of this run asks for: its arguments, the
+    environment's PYTEST_ADDOPTS and exploration setting, the ini files in `cwd`."""
+    exploring = any("EXPLORE" in name and value for name, value in env.items())  # RDMA_EXPLORE
+    # The run as nobody's own --rdma-explore=0 turns the exploration off: it asks for no Hypothesis.
+    given = [arg for arg in args if arg not in NOT_AS_NOBODY]
+    asked = " ".join([*given, env.get("PYTEST_ADDOPTS", ""), env.get("PYTEST_PLUGINS", ""), "explore" * exploring])
+    asked += " " + pytest_ini_text(cwd)
+    return [
+        option
+        for plugin, words in UNASKED_PLUGINS.items()
+        if not any(word in asked for word in words) and not any(plugin in arg for arg in args)
+        for option in ("-p", f"no:{plugin}")
+    ]
+
+
+def pytest_ini_text(cwd: Path) -> str:
+    """The pytest settings of the ini files in `cwd` (its sections only: a pyproject.toml that lists
+    hypothesis as a dependency asks for nothing), as text; an unreadable file counts whole."""
+    found = []
+    try:
+        found.append(_pyproject_pytest_tables((cwd / "pyproject.toml").read_text(errors="replace")))
+    except OSError:
+        pass
+    for name, sections in INI_SECTIONS.items():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string((cwd / name).read_text(errors="replace"))
+        except OSError:
+            continue
+        except configparser.Error:
+            found.append((cwd / name).read_text(errors="replace"))
+            continue
+        found += [repr(dict(parser[section])) for section in sections if parser.has_section(section)]
+    return " ".join(found)
+
+
+def _pyproject_pytest_tables(text: str) -> str:
+    """The lines of pyproject.toml's [tool.pytest...] tables (pure; by their headers, not parsed)."""
+    kept, inside = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("["):
+            inside = line.strip().strip("[]").strip().startswith("tool.pytest")
+        if inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def without_unasked_plugins(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """A pytest command line (with `-p no:cacheprovider`) given unasked_plugins' options right after that one."""
+    at = argv.index("no:cacheprovider") + 1
+    return [*argv[:at], *unasked_plugins(argv, env, cwd), *argv[at:]]
+
+
 # Where a run's reproducers go when nothing says: the plugin's default is the working directory,
 # which in the VM is the host's cwd, read-only there unless it is under a writable share (a checkout
 # on a mount of its own, as CI's is, is not). The run's results directory always is writable. Given
@@ -88,12 +161,15 @@ def placed(argv: list[str], results: Path, scratch: Path, label: str) -> list[st
     ]
 
 
-def peer_args(devices: list[str], pytest_args: list[str]) -> list[str]:
+def peer_args(devices: list[str], pytest_args: list[str], peer_host: str = "") -> list[str]:
     """--rdma-peer for a run of one device (its own peer), unless the user's arguments name one (pure).
 
-    A run of several devices gets none: one peer cannot be of every device's transport."""
+    A run of several devices gets none: one peer cannot be of every device's transport. With `peer_host`
+    (the two-host lab, lab/wire.py) the peer is the device of the same name on that host."""
     if len(devices) != 1 or any(arg.split("=", 1)[0] == "--rdma-peer" for arg in pytest_args):
         return []
+    if peer_host:
+        return [f"--rdma-peer={devices[0]}", f"--rdma-peer-host={peer_host}"]
     return [f"--rdma-peer={peer_of(devices[0])}"]
 
 
@@ -234,8 +310,10 @@ def failed_command(program: str, commands: list[str], stderr: str) -> str:
     return f"{program} {line}: {message}" if line else stderr.strip()
 
 
-def create_devices(devices: list[str], siw_ko: str | None) -> str:
-    """Create each rxeN/siwN and its peer, each on a netdev with an IPv4 address; return "" or what went wrong."""
+def create_devices(devices: list[str], siw_ko: str | None, wire_netdev: str = "", wire_address: str = "") -> str:
+    """Create each rxeN/siwN and its peer, each on a netdev with an IPv4 address; return "" or what went wrong.
+
+    With `wire_netdev` (the two-host lab) every device is bound to that NIC, and its peer is on the other host."""
     kinds = {name: ("siw" if name.startswith("siw") else "rxe") for name in devices}
     # One modprobe for all (-a): rdma_cm for user space (the data path connects iWARP QPs with it),
     # rdma_rxe (which also brings ib_core, which siw.ko needs), and libcrc32c for siw.
@@ -249,7 +327,8 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
         loaded = _run("insmod", siw_ko or "siw.ko")
         if loaded.returncode and "File exists" not in loaded.stderr:
             return f"insmod {siw_ko} failed: {loaded.stderr.strip()}"
-    for program, commands in batches(device_commands(devices)):
+    steps = wire.wire_commands(devices, wire_netdev, wire_address) if wire_netdev else device_commands(devices)
+    for program, commands in batches(steps):
         # One process per program (ip, then rdma) reads all of its commands: under the emulated CPU
         # each process start costs tens of milliseconds. It stops at the first that fails.
         step = subprocess.run(
@@ -261,7 +340,7 @@ def create_devices(devices: list[str], siw_ko: str | None) -> str:
         )
         if step.returncode:
             return f"{program} -b failed: {failed_command(program, commands, step.stderr)}"
-    for name in [*devices, *map(peer_of, devices)]:
+    for name in [*devices, *([] if wire_netdev else map(peer_of, devices))]:
         if not Path(f"/sys/class/infiniband/{name}").exists():
             return f"{name} did not appear in /sys/class/infiniband after 'rdma link add'"
     return ""
@@ -304,7 +383,12 @@ def main(plan_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     results = Path(plan["results"])
     started = _uptime()
-    problem = create_devices(plan["devices"], plan.get("siw_ko"))
+    on_wire = plan.get("wire")  # the two-host lab: this VM's devices on its wire NIC (lab/wire.py)
+    netdev = (wire.netdev_of(on_wire["mac"]) or "") if on_wire else ""
+    if on_wire and not netdev:
+        problem = f"no NIC with the wire's MAC {on_wire['mac']} in /sys/class/net"
+    else:
+        problem = create_devices(plan["devices"], plan.get("siw_ko"), netdev, on_wire["address"] if on_wire else "")
     if problem:
         print(f"lab: device setup failed: {problem}\nlab: the kernel's last lines:\n{_kernel_tail()}", flush=True)
         return EXIT_DEVICE_FAILED
@@ -316,6 +400,19 @@ def main(plan_path: str) -> int:
     # From here the kernel log goes to results/lab-kernel.log (and to the checks that read it),
     # not to the console, where it would break into pytest's output mid-line.
     _run("dmesg", "--console-level", "1")
+    if plan.get("serve"):  # host 2 of the two-host lab: it serves host 1's peer ends, and runs no pytest
+        devices = plan["devices"]
+        code = wire.serve(plan, lambda: resource_counts(devices), lambda b, a: resource_report(devices, b, a)[1])
+        (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
+        return code
+    peer_host = plan.get("peer_host", "")
+    control = wire.PeerControl(plan["peer_address"]) if peer_host else None
+    if control is not None:
+        waited = control.wait_ready()
+        if waited:
+            print(f"lab: {waited}", flush=True)
+            return EXIT_DEVICE_FAILED
+        print(f"lab: peer host ready: {peer_host}", flush=True)
     env = dict(os.environ, PYTEST_RDMA_LAB_MARKS=str(results))
     for name, value in LAB_SETTINGS.items():
         env.setdefault(name, value)  # the command line's options still win over these
@@ -336,15 +433,17 @@ def main(plan_path: str) -> int:
             "-p",
             "no:cacheprovider",
             *(f"--rdma-dev={device}" for device in devices),
-            *peer_args(devices, plan["pytest_args"]),
+            *peer_args(devices, plan["pytest_args"], peer_host),
             *plan.get("report_args", []),
             *isolation,
             *plan["pytest_args"],
         ]
+        argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
         argv = placed(argv, run_dir, scratch, label)
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
-        counted = [*devices, *map(peer_of, devices)]  # a check's objects on the peer must go too
+        # A check's objects on the peer must go too (on the peer host, host 2 counts its own).
+        counted = [*devices, *([] if peer_host else map(peer_of, devices))]
         before = resource_counts(counted)
         run_env = output_env(argv, env, run_dir)
         code = subprocess.run(argv, cwd=plan["cwd"], env=run_env, check=False).returncode
@@ -357,6 +456,12 @@ def main(plan_path: str) -> int:
         if document["leaked"] and code == 0:
             code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
         worst = worst or code
+    if control is not None:
+        told = control.done()
+        for line in told:
+            print(f"lab: {line}", flush=True)
+        if any("LEAKED" in line for line in told) and worst == 0:
+            worst = EXIT_TESTS_FAILED
     if plan.get("unprivileged", True):
         worst = worst or unprivileged_runs(plan, results, env, xdist)
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
@@ -380,6 +485,35 @@ def unprivileged_runs(plan: dict, results: Path, env: dict[str, str], xdist: boo
     why_not = nobody_cannot_run(plan)  # once: the same Python and directory for every device
     codes = [unprivileged_run(plan, device, results, env, xdist, why_not) for device in plan["devices"]]
     return next((code for code in codes if code), 0)
+
+
+# A run as nobody holds only the checks about an unprivileged process: the exploration (a session-long
+# search before any check) ran in root's run of the device and is not repeated for nothing.
+NOT_AS_NOBODY = ("--rdma-explore=0",)
+
+
+def nobody_argv(plan: dict, device: str, scratch: Path, xdist: bool, mark: str) -> list[str]:
+    """The command of a device's run as nobody: its outputs in `scratch`, the user's arguments, only the
+    checks marked `mark` (pure)."""
+    return [
+        "setpriv",
+        *AS_NOBODY,
+        plan["python"],
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        f"--rdma-dev={device}",
+        f"--rdma-json={scratch}/results.json",
+        f"--rdma-junit={scratch}/junit.xml",
+        f"--rdma-reproducers={scratch}/reproducers",  # named: a setting inherited from root's run is not for nobody
+        *isolation_args(plan["pytest_args"], xdist),
+        # Its own places: nobody writes to its scratch directory, copied to results/<device>/unprivileged/.
+        *placed(plan["pytest_args"], scratch, scratch, device),
+        *NOT_AS_NOBODY,  # after the user's arguments: the last of an option given twice wins
+        "-m",
+        mark,
+    ]
 
 
 def unprivileged_run(
@@ -406,24 +540,8 @@ def unprivileged_run(
         return 0
     scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-nobody-{device}-"))
     scratch.chmod(0o777)
-    argv = [
-        "setpriv",
-        *AS_NOBODY,
-        plan["python"],
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        f"--rdma-dev={device}",
-        f"--rdma-json={scratch}/results.json",
-        f"--rdma-junit={scratch}/junit.xml",
-        f"--rdma-reproducers={scratch}/reproducers",  # named: a setting inherited from root's run is not for nobody
-        *isolation_args(plan["pytest_args"], xdist),
-        # Its own places: nobody writes to its scratch directory, copied to results/<device>/unprivileged/.
-        *placed(plan["pytest_args"], scratch, scratch, device),
-        "-m",
-        PROCESS_MARK,
-    ]
+    argv = nobody_argv(plan, device, scratch, xdist, PROCESS_MARK)
+    argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
     # No first-test marks: they go to the results directory's top, which nobody may not write.
     own_env = {key: value for key, value in env.items() if key != "PYTEST_RDMA_LAB_MARKS"}
     print(f"lab: === {device} as nobody (unprivileged, memlock {_memlock()}): pytest -m {PROCESS_MARK}", flush=True)

@@ -197,14 +197,27 @@ def release_packages(release: str, want_siw: bool) -> tuple[str, ...]:
 
 
 def missing_packages(packages: tuple[str, ...]) -> list[str]:
-    missing = []
-    for package in packages:
-        result = subprocess.run(
-            ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False
-        )
-        if "install ok installed" not in result.stdout:
-            missing.append(package)
-    return missing
+    """Those of `packages` dpkg does not have installed, asked in one dpkg-query.
+
+    One call, not one per package: each reads dpkg's whole status database, and the lab asks
+    about some 25 packages before every boot (0.1 s each on an idle machine, 3 to 4 s in all
+    at load 20, where one call took 0.01 to 0.2 s). A package dpkg never heard of is reported on
+    stderr (exit 1) and is missing as one not installed is."""
+    if not packages:
+        return []
+    listed = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package}\t${Status}\n", *packages], capture_output=True, text=True, check=False
+    ).stdout
+    return [package for package in packages if package.split(":")[0] not in installed_names(listed)]
+
+
+def installed_names(listing: str) -> set[str]:
+    """The packages of dpkg-query's "Package<TAB>Status" lines whose status is installed (pure)."""
+    return {
+        name
+        for name, _, status in (line.partition("\t") for line in listing.splitlines())
+        if "install ok installed" in status  # as the status word was read one package at a time
+    }
 
 
 def apt_install(packages: list[str], log: Log = print, purpose: str = "") -> None:

@@ -63,7 +63,9 @@ def encode(value: object) -> Wire:
         return ("tuple", [encode(item) for item in value])
     if isinstance(value, list):
         return [encode(item) for item in value]
-    if value is None or isinstance(value, (int, str, bytes, float)):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)  # an IntEnum (socket.AF_INET in a sockaddr) too: execnet serializes exact types only
+    if value is None or isinstance(value, (bool, str, bytes, float)):
         return value
     raise TypeError(f"{type(value).__name__} cannot cross to the peer host")
 

@@ -30,10 +30,11 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from allure_commons import model2 as model
-from attr import asdict
+from attr import fields as attr_fields
+from attr import has as attr_has
 
 from pytest_rdma.outcomes import (
     CONFORMS,
@@ -49,9 +50,11 @@ from pytest_rdma.report import links
 from pytest_rdma.report.allure_config import FRAMEWORK, NO_DEVICE
 from pytest_rdma.report.profile import failure_text
 from pytest_rdma.report.redact import redact
-from pytest_rdma.shapes import JsonObject
+from pytest_rdma.shapes import Json, JsonObject
 
 if TYPE_CHECKING:
+    from attr import AttrsInstance
+
     from pytest_rdma.report.record import Record
 
 __all__ = ["FRAMEWORK", "NO_DEVICE", "Attachment", "Converted", "convert", "document", "title"]
@@ -90,9 +93,42 @@ class Converted:
 
 
 def document(result: model.TestResult) -> JsonObject:
-    """The JSON of a result as allure-python-commons' file writer writes it (empty values left out)."""
-    data: JsonObject = asdict(result, filter=lambda _, value: bool(value) or value is False)
+    """The JSON of a result as allure-python-commons' file writer writes it (empty values left out).
+
+    What `attr.asdict(result, filter=...)` gives, the logger's own conversion, without its generic walk
+    (which asks attrs of every value it meets, a third of a result's writing; unit-tested equal)."""
+    data: JsonObject = _plain_attrs(result)
     return data
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _plain_attrs(instance: object) -> JsonObject:
+    kind = type(instance)
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(
+            attribute.name for attribute in attr_fields(cast("type[AttrsInstance]", kind))
+        )
+    out: JsonObject = {}
+    for name in names:
+        value = getattr(instance, name)
+        if value or value is False:  # the logger's filter: empty values left out, False kept
+            out[name] = _plain(value)
+    return out
+
+
+def _plain(value: object) -> Json:
+    if isinstance(value, (str, int, float)) or value is None:
+        return value
+    if type(value) in _FIELD_NAMES or attr_has(type(value)):
+        return _plain_attrs(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {cast(str, key): _plain(item) for key, item in value.items()}
+    return cast(Json, value)  # what json.dumps then writes, as the logger's asdict leaves it
 
 
 def digest(text: str) -> str:

@@ -9,8 +9,9 @@ as a regression, and each that went the other way as a fix.
 Across kernels (the lab's results/<release>/<device>/results.json, or any runs whose records name
 different kernels), each driver's column is labelled with its kernel, and every check whose outcome
 differs from the baseline's is listed per claim and driver: a fix, a regression, a new errno (both
-deviate, with another errno), newly supported (or no longer), or another change, with each side's
-reproducer (and whether it reproduced in C).
+deviate, with another errno), observed otherwise (both deviate, and what they saw differs; keys added by
+a newer version to an observation of the same values are no difference), newly supported (or no longer),
+or another change, with each side's reproducer (and whether it reproduced in C).
 
 Exit status: 0, or 1 when there is a regression (a CI gate between two runs), 2 on bad input.
 """
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rdma.command_line import InputError, Parser, fail
+from pytest_rdma.observations import NOTHING, Observation, from_dict
 from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED, TIMEOUT, UNSUPPORTED, WAIVED
 from pytest_rdma.report.record import Record, severity
 from pytest_rdma.report.release_waivers import stale_on_release
@@ -42,6 +44,7 @@ SYMBOL = {
 REGRESSION = "▼ regression"
 FIX = "▲ fixed"
 NEW_ERRNO = "≠ new errno"
+OTHERWISE = "≠ observed otherwise"
 NEWLY_SUPPORTED = "+ newly supported"
 NO_LONGER_SUPPORTED = "- no longer supported"
 CHANGED = "~ changed"
@@ -49,6 +52,7 @@ HEADINGS = {
     REGRESSION: "Regressions",
     FIX: "Fixes",
     NEW_ERRNO: "New errnos",
+    OTHERWISE: "Observed otherwise",
     NEWLY_SUPPORTED: "Newly supported",
     NO_LONGER_SUPPORTED: "No longer supported",
     CHANGED: "Other changes",
@@ -64,14 +68,20 @@ class Side:
     outcome: str
     errno: str = ""
     reproducer: str = ""  # the C reproducer's path, and whether it reproduced in C
+    observation: Observation = NOTHING  # what the check saw, when it deviated
 
     def text(self) -> str:
         return f"{self.outcome} ({self.errno})" if self.errno else self.outcome
 
+    def observed(self) -> str:
+        """The outcome with what was observed: "waived (field = wc.0.status, value = 5)"."""
+        return f"{self.outcome} ({self.observation.text()})"
+
 
 def side_of(record: Record) -> Side:
     """What a record says about its check's outcome, for a comparison (pure)."""
-    errno = str((record.get("observation") or {}).get("errno") or "")
+    data = record.get("observation") or {}
+    errno = str(data.get("errno") or "")
     found = record.get("reproducer") or {}
     reproducer = ""
     if found.get("c"):
@@ -79,7 +89,7 @@ def side_of(record: Record) -> Side:
         verdict = (found.get("confirmed") or {}).get("verdict")
         if verdict:
             reproducer += " (reproduced in C)" if verdict == "reproduced" else f" (C: {verdict})"
-    return Side(str(record["outcome"]), errno, reproducer)
+    return Side(str(record["outcome"]), errno, reproducer, from_dict(data) if data else NOTHING)
 
 
 def kind_of(before: Side, after: Side) -> str | None:
@@ -89,7 +99,13 @@ def kind_of(before: Side, after: Side) -> str | None:
     if before.outcome in BAD and after.outcome in GOOD:
         return FIX
     if before.outcome == after.outcome:
-        return NEW_ERRNO if before.errno != after.errno and (before.errno or after.errno) else None
+        if before.errno != after.errno and (before.errno or after.errno):
+            return NEW_ERRNO
+        # A deviation seen otherwise (a completion's status, a value read back); keys a newer version adds
+        # to an observation that still holds the same values are no change (Observation.same_as).
+        if before.outcome in BAD and not before.observation.same_as(after.observation):
+            return OTHERWISE
+        return None
     if before.outcome == UNSUPPORTED:
         return NEWLY_SUPPORTED
     if after.outcome == UNSUPPORTED:
@@ -185,8 +201,8 @@ def changes(columns: list[Column]) -> list[Change]:
                             column.label,
                             row,
                             stable_id,
-                            before.text(),
-                            after.text(),
+                            before.observed() if kind == OTHERWISE else before.text(),
+                            after.observed() if kind == OTHERWISE else after.text(),
                             base.label,
                             (before, after),
                         )

@@ -66,20 +66,29 @@ def build_by_host(builds: Path, text: str, program: Path) -> tuple[int, str] | N
     return int(result["returncode"]), str(result["stderr"])
 
 
+def build_program(compiler: str, c_file: Path, program: Path) -> Confirmation | None:
+    """Build `c_file` into `program` (by the lab's host-side builds when it has them); the "not built"
+    confirmation naming the compiler's first error, or None when it built."""
+    text = c_file.read_text(encoding="utf-8")
+    builds = os.environ.get(BUILDS_ENV)
+    built = build_by_host(Path(builds), text, program) if builds else None
+    code, messages = built if built is not None else build(compiler, c_file, program, text)
+    if code == 0:
+        return None
+    first = next((line for line in messages.splitlines() if "error" in line), messages.strip())
+    return {"verdict": "not built", "detail": first[:300]}
+
+
 def confirm(c_file: Path) -> Confirmation:
     """Build and run one C reproducer; its verdict ("reproduced", "not reproduced", ...) and what backs it."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         return {"verdict": "not built", "detail": "no C compiler: install gcc and libibverbs-dev"}
-    text = c_file.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="rdma-repro-") as scratch:
         program = Path(scratch) / "repro"
-        builds = os.environ.get(BUILDS_ENV)
-        built = build_by_host(Path(builds), text, program) if builds else None
-        code, messages = built if built is not None else build(compiler, c_file, program, text)
-        if code != 0:
-            first = next((line for line in messages.splitlines() if "error" in line), messages.strip())
-            return {"verdict": "not built", "detail": first[:300]}
+        not_built = build_program(compiler, c_file, program)
+        if not_built is not None:
+            return not_built
         started = time.monotonic()
         try:
             ran = subprocess.run([str(program)], capture_output=True, text=True, timeout=RUN_SECONDS, check=False)

@@ -80,6 +80,14 @@ class Source(TypedDict):
     section: str
 
 
+class PairFiles(TypedDict):
+    """A two-host check's reproducer: the receiving and the sending side's programs and the command of each."""
+
+    receiver: str  # the file, relative to the reproducers directory
+    sender: str
+    commands: dict[str, str]  # "receiver" (run on the peer's host first), "sender" (on the device's)
+
+
 class Reproducer(TypedDict, total=False):
     """A deviation's reproducer files (paths relative to `dir`), the C text and, confirmed, its verdict."""
 
@@ -88,6 +96,7 @@ class Reproducer(TypedDict, total=False):
     python: str
     decisive_call: int | None
     c_text: str
+    pair: PairFiles
     confirmed: Confirmation
 
 

@@ -20,7 +20,7 @@ from pytest_rdma.expectations import Expectations, Waiver
 from pytest_rdma.explore.execute import EXPLORE, EXPLORED
 from pytest_rdma.outcomes import DEVIATES, UNSUPPORTED, WAIVED, Deviation
 from pytest_rdma.report import reproducers
-from pytest_rdma.report.confirm import confirm
+from pytest_rdma.report.confirm_pair import confirm_run
 from pytest_rdma.report.junit import finding_properties
 from pytest_rdma.report.phase import case_of, classify, evidence, is_rdma_item, item_info
 from pytest_rdma.report.profile import Requirements, failure_text
@@ -125,12 +125,16 @@ class Recorder:
                     written = os.path.relpath(error.filename, self.settings.reproducers) if error.filename else "?"
                     phase["reproducer_error"] = f"cannot write {written} ({error.strerror or error})"
                 if self.settings.confirm and "reproducer" in phase:
-                    c_file = self.settings.reproducers / phase["reproducer"]["c"]
-                    phase["reproducer"]["confirmed"] = confirm(c_file)
+                    reproducer = phase["reproducer"]
+                    reproducer["confirmed"] = confirm_run(run, self.settings.reproducers, reproducer)
         if self.settings.pytest_junit and report.when == "teardown":
             # The guards' findings in pytest's own --junitxml too (the teardown report carries them).
             report.user_properties.extend((f"rdma.{key}", text) for key, text in finding_properties(phase))
-        data: PhaseReport = {"info": info, "phase": phase}
+        data: PhaseReport = {"phase": phase}
+        if report.when == "setup" or not hasattr(item.config, "workerinput"):
+            # An xdist worker sends what the check is about once, with its setup: the controller keeps it for the
+            # check's other phases (results.py), and each report is serialised, sent and read back one fewer time.
+            data["info"] = info
         upcoming = item.stash.get(NEXT_KEY, None) if report.when == "teardown" else None
         if upcoming is not None and hasattr(item.config, "workerinput") and is_rdma_item(upcoming):
             # A worker that dies in its next check's setup sends no record of it: the controller has this.

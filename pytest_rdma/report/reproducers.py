@@ -2,16 +2,22 @@
 
 Both are rendered from the one record of the check's calls (pytest_rdma/calls/render.py) into
 `<reproducers dir>/<device>/<stable id>.c` and `.py`; the record names them by paths relative
-to that directory, so no machine's absolute path travels in a result.
+to that directory, so no machine's absolute path travels in a result. A check whose peer was on
+another host (--rdma-peer-host) also gets its pair of programs (calls/pair.py), `.receiver.c` for
+the peer's host and `.sender.c` for this one.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
+from pytest_rdma.calls.pair import c_pair, commands, is_pair
 from pytest_rdma.calls.render import c_program, python_script
+from pytest_rdma.catalogue.model import Verb
+from pytest_rdma.observations import Observation
 from pytest_rdma.outcomes import Deviation
-from pytest_rdma.report.record import CheckInfo, Reproducer
+from pytest_rdma.report.record import CheckInfo, PairFiles, Reproducer
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
 from pytest_rdma.settings import Settings
@@ -63,6 +69,9 @@ def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | No
     folder = settings.reproducers / (run.device or "no-device")
     stem = file_stem(info["stable_id"])
     files = {folder / f"{stem}.c": c_text, folder / f"{stem}.py": py_text}
+    pair = _pair(active().by_name, settings, run, lines, decisive, observation, steps, stem) if is_pair(calls) else None
+    if pair is not None:
+        files.update({folder / f"{stem}.{side}.c": text for side, text in pair.items()})
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for path, text in files.items():
@@ -76,10 +85,46 @@ def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | No
         # Named by the file it was writing: a full disk fails a write(), which names none.
         raise OSError(error.errno, error.strerror, error.filename or str(folder)) from None
     relative = f"{run.device or 'no-device'}/{stem}"
-    return {
+    written: Reproducer = {
         "dir": redact(str(settings.reproducers)),
         "c": f"{relative}.c",
         "python": f"{relative}.py",
         "decisive_call": decisive,
         "c_text": c_text,
     }
+    if pair is not None:
+        host = run.ends.get("peer", {}).get("host", "")
+        written["pair"] = PairFiles(
+            receiver=f"{relative}.receiver.c", sender=f"{relative}.sender.c", commands=commands(stem, pair, host)
+        )
+    return written
+
+
+def _pair(
+    verbs: Mapping[str, Verb],
+    settings: Settings,
+    run: Run,
+    header: list[str],
+    decisive: int | None,
+    observation: Observation | None,
+    steps: dict[str, int],
+    stem: str,
+) -> dict[str, str]:
+    """The receiving and the sending side's programs of a check whose peer was on another host."""
+    peer = run.peer_device
+    gid = peer.fact("gid") if peer is not None else b""
+    lid = peer.fact("port.lid") if peer is not None else 0
+    return c_pair(
+        verbs,
+        run.device,
+        run.peer,
+        run.calls,
+        header=[*header, f"files:    {stem}.receiver.c (the peer's host), {stem}.sender.c (this host)"],
+        decisive=decisive,
+        observation=observation,
+        steps=steps,
+        peer_gid=gid if isinstance(gid, bytes) else b"",
+        peer_lid=int(lid) if isinstance(lid, int) else 0,
+        port=settings.port,
+        gid_index=settings.gid_index,
+    )

@@ -65,11 +65,16 @@ class Results:
             return
         if "next" in data:
             self._announced[data["next"]["nodeid"]] = data["next"]
-        info, phases, _ = self._pending.setdefault(report.nodeid, (data["info"], [], worker_id))
+        # A worker sends what the check is about with its first phase only (recorder.py): the same for each phase.
+        pending = self._pending.get(report.nodeid)
+        if pending is None:
+            first = data["info"] if "info" in data else self._known(report.nodeid)
+            pending = self._pending[report.nodeid] = (first, [], worker_id)
+        info, phases, _ = pending
         phases.append(data["phase"])
-        if data["info"].get("identity") and data["info"].get("device"):
+        if info.get("identity") and info.get("device"):
             # Not None: the test above; mypy does not narrow a key through .get().
-            self.identities.setdefault(data["info"]["device"], data["info"]["identity"])  # type: ignore[arg-type]
+            self.identities.setdefault(info["device"], info["identity"])  # type: ignore[arg-type]
         if report.when == "teardown" or crashed:
             self._announced.pop(report.nodeid, None)
             self._finish(report.nodeid)

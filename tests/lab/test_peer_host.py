@@ -5,6 +5,10 @@ The two-device checks must end as they do with the peer in-process: the same ids
 each record naming both ends; the peer's process must free what it made. A peer killed mid-run costs
 the checks it was in, each saying the peer host is gone, and not the run: every selected check has a
 record and the run ends.
+
+Each test runs on every device of the outer lab run (the selftest's lab step gives rxe0 and siw0): siw's
+iWARP connects through rdma_cm, its listener on the peer's end, so its exchange through the gateway is
+not rxe's.
 """
 
 from __future__ import annotations
@@ -19,9 +23,16 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rdma import settings
+
 REPO = Path(__file__).resolve().parents[2]
 SPEC = f"popen//python={sys.executable}"
 SELECTION = "between"  # the two-device claims of ibv_post_send: "*between-devices*"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "device" in metafunc.fixturenames:
+        metafunc.parametrize("device", settings.get(metafunc.config).devices or ("rxe0",), scope="module")
 
 
 def outcomes(path: Path) -> dict[str, dict]:

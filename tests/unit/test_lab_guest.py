@@ -125,3 +125,19 @@ def test_every_device_runs_as_nobody_even_after_one_failed(monkeypatch: pytest.M
     code = guest.unprivileged_runs({"devices": ["rxe0", "siw0"]}, tmp_path, {}, False)
     assert ran == ["rxe0", "siw0"]
     assert code == 1
+
+
+def test_the_run_as_nobody_does_not_explore_again(tmp_path: Path, pytester: pytest.Pytester) -> None:
+    # An exploration of 300 s in root's run would otherwise be repeated, whole, by the run as nobody.
+    from pytest_rdma import settings
+
+    plan = {"python": "/usr/bin/python3", "pytest_args": ["--rdma-explore", "300", "-k", "memlock"]}
+    argv = guest.nobody_argv(plan, "rxe0", tmp_path, False, "rdma_process")
+    pytest_args = argv[argv.index("pytest") + 1 :]
+    assert settings.read(pytester.parseconfig(*pytest_args)).explore == 0  # the parser the run will use
+    assert argv[-2:] == ["-m", "rdma_process"] and "--rdma-dev=rxe0" in argv
+    # Nor does it load Hypothesis's plugin for an exploration it does not make.
+    plan["pytest_args"] = ["-k", "memlock"]
+    argv = guest.nobody_argv(plan, "rxe0", tmp_path, False, "rdma_process")
+    argv = guest.without_unasked_plugins(argv, {}, tmp_path)
+    assert "no:hypothesispytest" in argv

@@ -58,3 +58,50 @@ def test_the_probe_asks_for_kvm_on_the_kernel_alone(tmp_path: Path) -> None:
     assert argv[argv.index("-kernel") + 1] == str(tmp_path / "vmlinuz")
     assert f"file:{tmp_path / 'console'}" in argv
     assert "earlyprintk=serial" in argv[argv.index("-append") + 1]
+    assert "-bios" not in argv  # QEMU's own firmware unless qboot is asked for (and shipped)
+    assert kvm.qemu_options(tmp_path / "vmlinuz", tmp_path / "console", qboot=True)[:2] == ["-bios", "qboot.rom"]
+
+
+# A guest hung under KVM spins: its QEMU keeps using CPU (the busy loop plays that).
+HANGS_SPINNING = 'sleep 0.3; printf "Probing EDD (edd=off to disable)... ok\\n" >> "$console"; while :; do :; done'
+
+
+def test_a_guest_silent_after_its_setup_line_is_decided_well_before_the_limit(qemu, tmp_path: Path) -> None:
+    qemu(HANGS_SPINNING)
+    started = time.monotonic()
+    assert not kvm.kernel_starts(tmp_path / "vmlinuz", seconds=20, after_setup=1, after_setup_cpu=0.2)
+    assert time.monotonic() - started < 8  # the setup line's clocks, not the 20 s limit
+
+
+def test_a_guest_given_no_cpu_since_its_setup_line_is_not_judged_by_the_wall_clock(qemu, tmp_path: Path) -> None:
+    """A machine too busy to run QEMU (here: a guest that sleeps) leaves the decision to the overall limit."""
+    qemu('printf "Probing EDD (edd=off to disable)... ok\\n" >> "$console"; sleep 30')
+    started = time.monotonic()
+    assert not kvm.kernel_starts(tmp_path / "vmlinuz", seconds=3, after_setup=0.5, after_setup_cpu=0.5)
+    assert time.monotonic() - started >= 3
+
+
+def test_a_process_cpu_time_is_read_and_an_unknown_one_is_endless() -> None:
+    import os
+
+    assert 0 <= kvm.cpu_seconds(os.getpid()) < float("inf")
+    assert kvm.cpu_seconds(2**22 + 1) == float("inf")  # above the kernel's pid_max
+
+
+def test_a_banner_soon_after_the_setup_line_starts(qemu, tmp_path: Path) -> None:
+    qemu('printf "Probing EDD... ok\\n" >> "$console"; sleep 0.5; printf "Linux version 6\\n" >> "$console"; sleep 9')
+    assert kvm.kernel_starts(tmp_path / "vmlinuz", seconds=20, after_setup=3)
+
+
+def test_a_device_that_is_not_kvm_is_refused_by_its_ioctls(tmp_path: Path) -> None:
+    assert "No such file" in kvm.kvm_refuses(str(tmp_path / "kvm"))
+    assert kvm.kvm_refuses("/dev/null")  # opens, but answers no KVM ioctl (ENOTTY)
+
+
+@pytest.mark.skipif(not Path("/dev/kvm").exists(), reason="this host has no /dev/kvm")
+def test_this_hosts_kvm_makes_a_vm_when_it_can_be_opened() -> None:
+    import os
+
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        pytest.skip("/dev/kvm is not ours to open")
+    assert kvm.kvm_refuses() == ""

@@ -116,6 +116,7 @@ LAB_UNRESOLVED = {
     "argv": "vm.py: vng, from pip in the venv; guest.py: the venv's Python running pytest in the VM",
     "_vng_argv(vng, kernel, True, [], 'true', 1, '512M')": "vng, from pip in the venv, probing KVM",
     "list(argv)": "guest.py's _run(*argv) itself: its callers' argv are scanned",
+    "plan['python']": "wire.py: the venv's Python (the plan's) running execnet's socket server in host 2's VM",
     "build_argv(compiler, c_file, program, text, shortcut)": "cbuild.py: the compiler builds.py looked up (cc or gcc)",
     "compiler": "cbuild.py: the same compiler, precompiling a reproducer's headers",
     "program": "guest.py's create_devices runs guest.device_commands() in batches: their programs are added below",

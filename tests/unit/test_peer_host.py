@@ -4,6 +4,7 @@ execnet gateway to another process of this host, running a stand-in that never a
 
 from __future__ import annotations
 
+import socket
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -55,6 +56,7 @@ def test_what_a_call_carries_crosses_the_channel_unchanged() -> None:
         "table": Array((pd, 4)),
         "gid": b"\xfe\x80" + bytes(14),
         "read": {"cap": {"max_send_wr": 8}, "list": [1, None, "x"]},
+        "family": socket.AF_INET,  # an IntEnum (a sockaddr's, for rdma_cm on iWARP) crosses as its number
     }
     crossed = decode(execnet_roundtrip(encode(value)), at="peer")
     assert isinstance(crossed, dict)

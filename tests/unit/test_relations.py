@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from pytest_rdma import generate
 from pytest_rdma.cases import Case
+from pytest_rdma.catalogue.derived import derived_claims
 from pytest_rdma.kinds import load  # noqa: F401  (registers every kind)
-from pytest_rdma.kinds.relations import USE
+from pytest_rdma.kinds.relations import USE, ForeignPdParams, _statuses_of
 from pytest_rdma.verbs import CATALOGUE
 
 CREATING = (
@@ -15,6 +18,8 @@ CREATING = (
     "ibv_create_srq",
     "ibv_create_qp",
     "ibv_create_ah",
+    "ibv_reg_mr_iova",
+    "ibv_create_srq_ex",
 )
 
 
@@ -28,11 +33,7 @@ def test_each_refusal_of_a_creating_verb_has_its_failure_path() -> None:
     for verb in CREATING:
         cases = _cases(verb)
         # A refusal of the verb's defaults themselves (no call, no steps) has no request made right.
-        # The page's own refusals: the derived ones (catalogue/derived.py: a value outside an enum) have none.
-        own = {claim.id for v in CATALOGUE if v.name == verb for claim in v.claims}
-        refused = [
-            c for c in cases if c.kind == "refused" and c.claim in own and (c.spec["call"] or c.spec.get("steps"))
-        ]
+        refused = [c for c in cases if c.kind == "refused" and (c.spec["call"] or c.spec.get("steps"))]
         paths = {c.variant: c for c in cases if c.kind == "failure-path"}
         for case in refused:
             variant = f"after-{case.claim}" + (f"-{case.variant}" if case.variant else "")
@@ -42,7 +43,9 @@ def test_each_refusal_of_a_creating_verb_has_its_failure_path() -> None:
             assert path.spec.get("steps", ()) == case.spec.get("steps", ())
             assert path.spec.get("needs", ()) == case.spec.get("needs", ())
             assert path.axes == case.axes
-            assert path.transports == case.transports
+            # Where the verb refuses its very defaults (create_ah on iWARP), no request is made right after it.
+            unservable = {t for c in cases if c.kind == "refused" and not c.spec["call"] for t in c.transports}
+            assert path.transports == tuple(t for t in case.transports if t not in unservable)
 
 
 def test_a_refusal_of_the_defaults_has_no_failure_path() -> None:
@@ -80,3 +83,73 @@ def test_foreign_pd_claims_name_each_direction() -> None:
         "test_ibv_post_srq_recv[lkey-of-another-pd-RC-IBV_WR_SEND]",
     ):
         assert wanted in ids
+
+
+def test_a_derived_refusal_has_its_failure_path_where_the_defaults_are_served() -> None:
+    """create_ah's static_rate outside ibv_rate (catalogue/derived.py) is followed by the normal use, on IB and
+    RoCE: on iWARP create_ah refuses even its defaults."""
+    (entry,) = [v for v in CATALOGUE if v.name == "ibv_create_ah"]
+    assert [c.id for c in derived_claims(entry) if c.kind == "refused"] == ["enum-outside"]
+    paths = {c.variant: c for c in _cases("ibv_create_ah") if c.kind == "failure-path"}
+    for outside in ("beyond", "large"):
+        path = paths[f"after-enum-outside-attr.static_rate-{outside}"]
+        assert path.transports == ("ib", "roce")
+
+
+def test_a_verb_no_failure_of_which_can_be_provoked_says_why_in_one_case() -> None:
+    """alloc_pd and create_comp_channel take only the context: one case each, which says why it is not exercised."""
+    for verb in ("ibv_alloc_pd", "ibv_create_comp_channel"):
+        paths = [c for c in _cases(verb) if c.kind == "failure-path"]
+        assert [c.stable_id for c in paths] == [f"test_{verb}[failure-then-normal-use-unprovoked]"]
+        assert paths[0].spec["params"]["unprovoked"].startswith("the page names no cause")
+
+
+def test_the_remote_key_of_another_pd_is_checked_on_every_transport_and_between_devices() -> None:
+    """iWARP too (an STag of another PD), and with the responder on the peer device (--rdma-peer)."""
+    cases = {c.stable_id: c for v in CATALOGUE for c in generate.expand(v) if c.kind == "foreign-pd"}
+    for opcode in ("IBV_WR_RDMA_WRITE", "IBV_WR_RDMA_READ"):
+        alone = cases[f"test_ibv_post_send[rkey-of-another-pd-RC-{opcode}]"]
+        paired = cases[f"test_ibv_post_send[rkey-of-another-pd-between-devices-RC-{opcode}]"]
+        assert "iwarp" in alone.transports and "iwarp" in paired.transports
+        assert paired.spec["params"]["peer"] is True and paired.spec["params"]["foreign"] == "rkey"
+
+
+def test_a_channel_serving_two_cqs_is_checked_on_rc_and_ud() -> None:
+    ids = {c.stable_id for c in _cases("ibv_create_cq") if c.kind == "shared-channel"}
+    assert ids == {
+        "test_ibv_create_cq[channel-serves-two-cqs-RC-IBV_WR_SEND]",
+        "test_ibv_create_cq[channel-serves-two-cqs-UD-IBV_WR_SEND]",
+    }
+
+
+def test_a_type_2_bind_across_pds_is_checked_for_the_region_and_the_window_where_type_2_is_advertised() -> None:
+    cases = {c.stable_id: c for c in _cases("ibv_post_send") if c.kind == "foreign-pd-bind"}
+    assert {name: c.spec["params"]["foreign"] for name, c in cases.items()} == {
+        "test_ibv_post_send[bind-mw-region-of-another-pd-RC-type-2]": "mr",
+        "test_ibv_post_send[bind-mw-window-of-another-pd-RC-type-2]": "mw",
+    }
+    for case in cases.values():
+        # siw advertises no type 2 window: these end "unsupported" naming the attribute, not a pass.
+        assert [cap.attr for cap in case.spec["needs"]] == [
+            "attr.device_cap_flags&IBV_DEVICE_MEM_WINDOW_TYPE_2A|IBV_DEVICE_MEM_WINDOW_TYPE_2B"
+        ]
+
+
+def test_on_iwarp_a_write_of_another_pds_rkey_may_complete_locally_and_a_read_flushed() -> None:
+    """RFC 5040: a WRITE has no response (its completion is local); the Terminate's QP error flushes a READ."""
+    p = ForeignPdParams(
+        foreign="rkey",
+        statuses=("IBV_WC_REM_ACCESS_ERR",),
+        iwarp_statuses=("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR"),
+        seed=1,
+    )
+    write = SimpleNamespace(op={"data": "remote"})
+    read = SimpleNamespace(op={"data": "local"})
+    iwarp, roce = (SimpleNamespace(dut=SimpleNamespace(transport=t)) for t in ("iwarp", "roce"))
+    assert _statuses_of(roce, write, p) == ("IBV_WC_REM_ACCESS_ERR",)  # type: ignore[arg-type]
+    assert _statuses_of(iwarp, read, p) == ("IBV_WC_REM_ACCESS_ERR", "IBV_WC_WR_FLUSH_ERR")  # type: ignore[arg-type]
+    assert "IBV_WC_SUCCESS" in _statuses_of(iwarp, write, p)  # type: ignore[arg-type]
+    cases = {c.stable_id: c for v in CATALOGUE for c in generate.expand(v) if c.kind == "foreign-pd"}
+    for name in ("rkey-of-another-pd", "rkey-of-another-pd-between-devices"):
+        case = cases[f"test_ibv_post_send[{name}-RC-IBV_WR_RDMA_READ]"]
+        assert tuple(case.spec["params"]["iwarp_statuses"]) == p.iwarp_statuses

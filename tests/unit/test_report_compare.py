@@ -148,3 +148,39 @@ def test_across_kernels_each_differing_outcome_is_listed_with_both_reproducers(
     assert compare.main([old, new, "--format", "html", "-o", str(page)]) == 1
     assert "t[broken-1]: conforms -&gt; deviates (EFAULT)" in page.read_text()
     assert "is stale on 6.12.117+deb12-amd64" in page.read_text().split("</body>")[0]
+
+
+def test_keys_a_newer_version_adds_to_an_observation_are_no_change_and_another_status_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Results from before and after the reproducers judged a comparison (FieldValue's `against`, `op`)."""
+    field = {"field": "attr.cap.max_recv_wr", "value": 7}
+    judged = {**field, "against": "create.init_attr.cap.max_recv_wr", "op": "=="}
+    status = {"field": "wc.0.status", "value": 2, "status": "IBV_WC_LOC_QP_OP_ERR"}
+    flushed = {"field": "wc.0.status", "value": 5, "status": "IBV_WC_WR_FLUSH_ERR"}
+    old = _kernel_run(
+        tmp_path / "old.json",
+        OLD_KERNEL,
+        {
+            "t[writeback-1]": ("waived", {"observation": field}),
+            "t[bad-lkey-1]": ("waived", {"observation": status}),
+            "t[problem-1]": ("deviates", {"observation": field}),
+        },
+    )
+    new = _kernel_run(
+        tmp_path / "new.json",
+        NEW_KERNEL,
+        {
+            "t[writeback-1]": ("waived", {"observation": judged}),
+            "t[bad-lkey-1]": ("waived", {"observation": flushed}),
+            "t[problem-1]": ("deviates", {"observation": {**judged, "problem": "negative errno"}}),
+        },
+    )
+    assert compare.main([old, new]) == 0
+    changes = capsys.readouterr().out.split("Legend")[1]
+    assert "t[writeback-1]" not in changes, "keys added to the same values are no change"
+    assert (
+        f"Observed otherwise (2):\n- rxe ({NEW_KERNEL}): t[bad-lkey-1]: waived (field = wc.0.status, value = 2, "
+        "status = IBV_WC_LOC_QP_OP_ERR) -> waived (field = wc.0.status, value = 5, status = IBV_WC_WR_FLUSH_ERR)"
+    ) in changes
+    assert "t[problem-1]: deviates" in changes, "a broken return convention is something observed, not a key added"

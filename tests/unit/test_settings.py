@@ -91,3 +91,18 @@ def test_the_header_says_where_each_setting_came_from(
             "kernel_log=off (command line)"
         ]
     )
+
+
+def test_every_environment_variable_is_named_rdma_and_a_first_name_still_works(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One convention for scripts: RDMA_<SETTING>. The exploration's variables were first named
+    # PYTEST_RDMA_EXPLORE*; a script that sets them keeps working, and the new name wins over it.
+    assert all(option.env.startswith("RDMA_") for option in settings_module.OPTIONS)
+    for name in ("RDMA_EXPLORE_SEED", "PYTEST_RDMA_EXPLORE_SEED"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTEST_RDMA_EXPLORE_SEED", "7")
+    found = settings_module.read(pytester.parseconfig())
+    assert (found.explore_seed, found.source("explore_seed")) == (7, "environment PYTEST_RDMA_EXPLORE_SEED")
+    monkeypatch.setenv("RDMA_EXPLORE_SEED", "9")
+    assert settings_module.read(pytester.parseconfig()).explore_seed == 9
