@@ -171,6 +171,12 @@ NOT_DERIVED: Mapping[tuple[str, str], str] = {
     },
     ("ibv_post_srq_ops", "wr.opcode"): "on the basic SRQ the catalogue makes, every opcode is refused "
     "(needs-tag-matching-srq): an opcode outside the enum could not be told from that refusal",
+    **{
+        ("ibv_modify_flow_action_esp", f"esp.{field}"): "needs an ESP action, which no check can create here "
+        "(ibv_create_flow_action_esp's claim 'creates-action'): the same fields' outsides are "
+        "ibv_create_flow_action_esp's"
+        for field in ("comp_mask", "keymat_proto", "replay_proto")
+    },
     ("ibv_post_srq_ops", "bad_wr.opcode"): "an output pointer into the caller's list: not a field written",
     ("ibv_query_gid_table", "entries.gid_type"): "an array the verb fills, read back as raw bytes: the same "
     "entry's gid_type is judged by ibv_query_gid_ex's enum-inside",

@@ -104,6 +104,7 @@ class Traffic:
     def __init__(self, check: Check) -> None:
         self.check = check
         self.calls = check.calls
+        self.listeners = 0  # rdma_cm listeners bound so far: each pair's keeps its port until the teardown
 
     # -- pairs -------------------------------------------------------------------------------
     def pair(
@@ -309,7 +310,11 @@ class Traffic:
         # A listener on another host waits for its events there, on a channel of its own.
         where = self.check.device("peer").end.at if peer else ""
         listening = self._channel(where) if where else channel
-        address_value = sockaddr(address, CM_PORT)
+        # A check of several iWARP pairs (a channel's CQs) binds a port each: its listeners live until the
+        # teardown, and rdma_cm refuses a second bind of one address and port. Downward, away from the user
+        # fixtures' CM_PORT + 1.
+        address_value = sockaddr(address, CM_PORT - self.listeners)
+        self.listeners += 1
         listen = self._cm_id(listening)
         self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": address_value}, phase="setup"))
         self._cm_ok(calls.invoke("rdma_listen", {"id": listen}, phase="setup"))
