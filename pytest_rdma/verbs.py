@@ -3151,6 +3151,22 @@ ibv_get_cq_event = Verb(
         Param("cq", "struct ibv_cq **", "out"),
         Param("cq_context", "void **", "out"),
     ),
+    claims=(
+        Claim(
+            "capacity-every-event-once",
+            "capacity",
+            "CQs sharing one channel, each armed and each given a completion, each add one event to it: "
+            "ibv_get_cq_event returns one naming each CQ, none lost and none more, while none is acknowledged "
+            "(the page asks only that every event be acknowledged, in any number a call); once acknowledged, "
+            "each CQ holds its completion. What the pages promise is what is checked: they name no limit of "
+            "events a channel holds",
+            "DESCRIPTION",
+            also=(Source("man", "ibv_req_notify_cq(3)", "DESCRIPTION"),),
+            over={("qp_type", "opcode"): ((_RC, "IBV_WR_RDMA_WRITE"),)},
+            variant="{qp_type}-4-cqs-unacknowledged",
+            params={"queue": "channel", "size": 4},
+        ),
+    ),
     contract=Contract(requires=(Resource("comp_channel", role="channel"),)),
     undefined=("calling with a destroyed channel",),
 )

@@ -7,6 +7,9 @@
   with its wr_id, and the refused one never does; the queue then takes and completes a WR again.
   With queue "cq", a CQ is filled to exactly its cqe, none polled: no IBV_EVENT_CQ_ERR (the one more
   is the cq-overrun kind's, events.py), every completion is there in order, and the CQ still works.
+  With queue "channel", `size` CQs share one completion channel, each armed and each given one
+  completion: ibv_get_cq_event returns one event for each, none acknowledged meanwhile, and no more;
+  then each is acknowledged and each CQ holds its completion (ibv_get_cq_event(3), ibv_req_notify_cq(3)).
 
 The list is posted in one call because a provider executes what a post hands it at once: WRs posted
 one call at a time would drain the send queue while it is being filled (a receive queue or an SRQ
@@ -19,16 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
+from pytest_rdma.calls.invoke import out_address
 from pytest_rdma.calls.marshal import read_object
-from pytest_rdma.calls.record import Call
+from pytest_rdma.calls.record import Call, Handle
 from pytest_rdma.catalogue.model import Need, Value
 from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import QUIET, PairParams, Scenario
 from pytest_rdma.kinds.events import CQ_ERR, take_async_event
 from pytest_rdma.kinds.registry import kind
-from pytest_rdma.kinds.traffic import WorkRequest
-from pytest_rdma.observations import BadWr, FieldValue, Problem, Returned
+from pytest_rdma.kinds.traffic import TIMEOUT, WorkRequest
+from pytest_rdma.observations import BadWr, CqEvent, EventCq, FieldValue, Problem, Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised
 
 FIRST_ID = 0xCA00  # the wr_id of the queue's first WR; the n-th carries FIRST_ID + n
@@ -45,8 +49,8 @@ QUEUES = {
 class CapacityParams(PairParams):
     """A capacity claim's data, beside its pair's."""
 
-    queue: str  # "send", "recv", "srq_recv": the queue filled; "cq": the completion queue
-    size: int = 4  # the entries the queue is asked for (what it reports back is what counts)
+    queue: str  # "send", "recv", "srq_recv": the queue filled; "cq": the completion queue; "channel": its events
+    size: int = 4  # the entries the queue is asked for (what it reports back is what counts); channel: its CQs
 
 
 @kind("capacity", params=CapacityParams)
@@ -54,8 +58,8 @@ def capacity(check: Check) -> None:
     """A queue filled to the size it reports takes no more: the one more refused at *bad_wr, nothing dropped."""
     prepare(check)
     wanted = check.params(CapacityParams)
-    if wanted.queue == "cq":
-        _cq_capacity(check, wanted)
+    if wanted.queue in ("cq", "channel"):
+        (_cq_capacity if wanted.queue == "cq" else _channel_capacity)(check, wanted)
         return
     man, cap = QUEUES[wanted.queue]
     scenario = Scenario(check, wanted)
@@ -198,3 +202,71 @@ def _cq_capacity(check: Check, wanted: CapacityParams) -> None:
     if not again.ok:
         raise check.failure(again, "the drained CQ's QP takes a WR again", ref="ibv_post_send(3) RETURN VALUE")
     _drain(scenario, "send", 1, FIRST_ID + holds, "ibv_create_cq(3) NOTES")
+
+
+def _channel_capacity(check: Check, wanted: CapacityParams) -> None:
+    """`size` armed CQs on one channel, one completion each, no event acknowledged: one event each, and no more."""
+    channel = check.resource(Need("comp_channel"))
+    cqs = [
+        check.resource(Need("cq", spec={"channel": Need("comp_channel")}, label=f"channel-{index}"))
+        for index in range(wanted.size)
+    ]
+    scenario = Scenario(check, wanted)  # params opcode: IBV_WR_RDMA_WRITE, which needs no receive
+    scenario.build(size=16, pair_options={"shared_cq": cqs[0]})
+    senders = [scenario.pair.sender, *(scenario.traffic.pair(scenario.qp_type, shared_cq=cq).sender for cq in cqs[1:])]
+    for cq in cqs:
+        armed = check.calls.invoke("ibv_req_notify_cq", {"cq": cq, "solicited_only": 0})
+        if not armed.ok:
+            raise check.failure(armed, "ibv_req_notify_cq arms each CQ", ref="ibv_req_notify_cq(3) RETURN VALUE")
+    for index, sender in enumerate(senders):
+        posted = scenario.traffic.post_send(sender, [{**scenario.send_wr(), "wr_id": FIRST_ID + index}])
+        if not posted.ok:
+            raise check.failure(posted, "a signalled RDMA WRITE is posted", ref="ibv_post_send(3) RETURN VALUE")
+    taken: list[int] = []
+    try:
+        _take_each(check, channel, cqs, taken)
+    finally:
+        # Acknowledged only now (ibv_get_cq_event(3) lets acknowledgements wait, and batch), and always:
+        # a CQ with an event taken and not acknowledged cannot be destroyed (ibv_destroy_cq waits for it).
+        for cq in cqs:
+            if taken.count(cq.address):
+                check.calls.invoke("ibv_ack_cq_events", {"cq": cq, "nevents": taken.count(cq.address)})
+    for index, cq in enumerate(cqs):
+        (wc,) = scenario.traffic.poll(cq, 1)
+        scenario.expect_wc(wc, {"status": "IBV_WC_SUCCESS", "wr_id": FIRST_ID + index}, f"send on {cq.name}")
+
+
+def _take_each(check: Check, channel: Handle, cqs: list[Handle], taken: list[int]) -> None:
+    """One event from the channel for each CQ, and no more; none acknowledged (`taken` lists whose came)."""
+    expected = {cq.address: cq for cq in cqs}
+    ref = "ibv_get_cq_event(3) DESCRIPTION"
+    what = f"{len(cqs)} armed CQs of one channel, one completion each, events not acknowledged"
+    while True:
+        if not check.calls.readable(channel, TIMEOUT if len(taken) < len(cqs) else QUIET):
+            if len(taken) == len(cqs):
+                return
+            missing = [cq.name for cq in cqs if cq.address not in taken]
+            raise check.deviation(
+                f"{what}: ibv_get_cq_event returns an event for each CQ",
+                f"{len(taken)} events came within {TIMEOUT:.0f} s; none for {', '.join(missing)}",
+                CqEvent(False),
+                check.calls.log[-1],
+                ref=ref,
+            )
+        got = check.calls.invoke("ibv_get_cq_event", {"channel": channel})
+        if not got.ok:
+            raise check.failure(
+                got, "ibv_get_cq_event returns the pending event", ref="ibv_get_cq_event(3) RETURN VALUE"
+            )
+        named = out_address(got, "cq")
+        if named in expected:
+            taken.append(named)  # to acknowledge, whatever is judged of it
+        if named not in expected or taken.count(named) > 1:
+            raise check.deviation(
+                f"{what}: one event for each CQ and no more (each was armed once)",
+                "an event names a CQ "
+                + ("that already had its event" if named in expected else "that is not one of them"),
+                EventCq(named),
+                got,
+                ref="ibv_req_notify_cq(3) DESCRIPTION",
+            )

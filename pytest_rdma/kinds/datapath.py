@@ -105,6 +105,8 @@ class PostRefusedParams(PairParams):
     count: int = 3  # WRs in the list
     bad: int = 1  # the one it cannot take
     must_fail: bool = False  # the page says the post itself fails (not a later completion)
+    field: str = ""  # outside: the WR field given a value outside its enum (derived, catalogue/derived.py)
+    value: int = 0  # outside: that value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -507,7 +509,7 @@ class Refusal:
     count: int
     bad: int
     too_many: int = 0  # SGEs of the bad WR (0: one)
-    inline: WorkRequest = dataclass_field(default_factory=dict)  # what the bad WR carries inline
+    inline: WorkRequest = dataclass_field(default_factory=dict)  # what the bad WR carries beside the others
 
 
 # What the QP cannot take: readies the pair (built, its QP `qp`) and says which list to post.
@@ -545,6 +547,14 @@ def _inline_over_max(scenario: Scenario, qp: Handle, p: PostRefusedParams) -> Re
         "send_flags": "IBV_SEND_SIGNALED | IBV_SEND_INLINE",
     }
     return Refusal(p.count, p.bad, inline=inline)
+
+
+@PROBLEMS.register("outside")
+def _outside(scenario: Scenario, qp: Handle, p: PostRefusedParams) -> Refusal:
+    """The bad WR has one field outside the enum verbs.h gives for it (an opcode, its send flags)."""
+    if not p.field:
+        raise ValueError("problem outside is written with params field and value")
+    return Refusal(p.count, p.bad, inline={p.field: p.value})
 
 
 @PROBLEMS.register("state-reset")

@@ -17,6 +17,7 @@ from typing import TypedDict, cast
 
 from pytest_rdma.calls.marshal import read_object
 from pytest_rdma.calls.record import Call, Handle
+from pytest_rdma.catalogue.derived import reported_outside
 from pytest_rdma.catalogue.model import Need
 from pytest_rdma.ibv.enums import ENUMS
 from pytest_rdma.kinds.calls import prepare
@@ -24,7 +25,7 @@ from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import PairParams, Scenario
 from pytest_rdma.kinds.registry import kind
 from pytest_rdma.kinds.traffic import TIMEOUT
-from pytest_rdma.observations import MissingAsyncEvent
+from pytest_rdma.observations import FieldValue, MissingAsyncEvent
 from pytest_rdma.outcomes import NotExercised
 
 CQ_ERR = "IBV_EVENT_CQ_ERR"
@@ -71,6 +72,15 @@ def take_async_event(
                 got, "ibv_get_async_event returns the pending event", ref="ibv_get_async_event(3) RETURN VALUE"
             )
         event = cast(AsyncEvent, got.outs["event"])
+        outside = reported_outside("ibv_async_event", event)
+        if outside:
+            raise check.deviation(
+                "an async event's type is one of enum ibv_event_type",
+                f"event_type {outside[1]:#x}",
+                FieldValue("event.event_type", outside[1]),
+                got,
+                ref="ibv_get_async_event(3) DESCRIPTION",
+            )
         name = event_name(int(event["event_type"]))
         member = element_member(name)
         element = event["element"][member]

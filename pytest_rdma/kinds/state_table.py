@@ -81,6 +81,8 @@ class StateTableParams:
     gate: Cap | None = None  # resize-cap, alt-path, grh-required: the capability the cases need
     grown: Mapping[str, int] = dataclass_field(default_factory=dict)  # resize-cap: the QP's new capacities
     reflect: tuple[str, ...] = ()  # alt-path: the fields the query must report back
+    # enum-outside (derived, catalogue/derived.py): (mask flag, field, case name, value outside its enum)
+    outside: tuple[tuple[str, str, str, int], ...] = ()
 
 
 # A rule: the cases of a claim for one QP type ("RC"), from the mover's tables.
@@ -246,17 +248,22 @@ def _unknown_bits(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -
         )
 
 
+def taking(verb: Verb, qp_type: str, step: str, flag: str) -> tuple[str, ...] | None:
+    """The mask of a step that takes `flag` (its required flags, and `flag` where it is optional), or None."""
+    flags = tuple(_required(verb)[qp_type][step])
+    if flag in flags:
+        return flags
+    return (*flags, flag) if flag in _table(verb)["optional"][qp_type][step] else None
+
+
 @RULES.register("out-of-range")
 def _out_of_range(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
     t = _table(verb)
-    required = _required(verb)
     for step in _steps(verb):
         for flag, field, bad, *named in t["out_of_range"]:
-            flags = tuple(required[qp_type][step])
-            if flag not in flags:
-                if flag not in t["optional"][qp_type][step]:
-                    continue
-                flags += (flag,)
+            flags = taking(verb, qp_type, step, flag)
+            if flags is None:
+                continue
             shown = named[0] if named else field
             yield _case(
                 verb,
@@ -270,6 +277,30 @@ def _out_of_range(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -
                 expect=REJECT,
                 why=f"{field}={bad} is out of range",
             )
+
+
+@RULES.register("enum-outside")
+def _enum_outside(verb: Verb, claim: Claim, p: StateTableParams, qp_type: str) -> Iterator[Case]:
+    """Each field outside its enum on the first step of the walk that takes its mask bit."""
+    for flag, field, name, value in p.outside:
+        for step in _steps(verb):
+            flags = taking(verb, qp_type, step, flag)
+            if flags is None:
+                continue
+            yield _case(
+                verb,
+                claim,
+                f"{qp_type}-{step}-{field}-{name}",
+                qp_type,
+                start=step.split(">")[0],
+                step=step,
+                flags=flags,
+                bad=(field, value),
+                expect=REJECT,
+                needs=_table(verb)["flag_needs"].get(flag, ()),
+                why=f"{field}={value:#x} is outside its enum",
+            )
+            break
 
 
 @RULES.register("resize-cap")

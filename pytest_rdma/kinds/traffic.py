@@ -21,10 +21,11 @@ from typing import TypedDict, cast
 
 from pytest_rdma.calls.readback import handle, made
 from pytest_rdma.calls.record import Call, Field, Handle, Struct
+from pytest_rdma.catalogue.derived import REPORTED_ENUMS, reported_outside
 from pytest_rdma.catalogue.model import IB_TRANSPORTS, Buffer, Cap, Dev, Need, Value
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.state_machine import StateMachine, move
-from pytest_rdma.observations import Returned
+from pytest_rdma.observations import FieldValue, Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.device import Device
 from pytest_rdma.provider.network import ipv4_of, sockaddr
@@ -103,6 +104,7 @@ class Traffic:
     def __init__(self, check: Check) -> None:
         self.check = check
         self.calls = check.calls
+        self.listeners = 0  # rdma_cm listeners bound so far: each pair's keeps its port until the teardown
 
     # -- pairs -------------------------------------------------------------------------------
     def pair(
@@ -308,7 +310,11 @@ class Traffic:
         # A listener on another host waits for its events there, on a channel of its own.
         where = self.check.device("peer").end.at if peer else ""
         listening = self._channel(where) if where else channel
-        address_value = sockaddr(address, CM_PORT)
+        # A check of several iWARP pairs (a channel's CQs) binds a port each: its listeners live until the
+        # teardown, and rdma_cm refuses a second bind of one address and port. Downward, away from the user
+        # fixtures' CM_PORT + 1.
+        address_value = sockaddr(address, CM_PORT - self.listeners)
+        self.listeners += 1
         listen = self._cm_id(listening)
         self._cm_ok(calls.invoke("rdma_bind_addr", {"id": listen, "addr": address_value}, phase="setup"))
         self._cm_ok(calls.invoke("rdma_listen", {"id": listen}, phase="setup"))
@@ -424,6 +430,7 @@ class Traffic:
                 )
             got = int(call.value or 0)
             wcs = cast("list[Struct]", call.outs["wc"])  # the out array of struct ibv_wc, read back
+            self._inside_enums(call, wcs[:got])
             found += cast("list[Completion]", [dict(wc, poll_call=call.index) for wc in wcs[:got]])
             if got == 0:
                 self._collapse(call)
@@ -435,6 +442,20 @@ class Traffic:
                     )
                 time.sleep(0.0005)
         return found
+
+    def _inside_enums(self, call: Call, wcs: Sequence[Struct]) -> None:
+        """Every completion read lies inside the enums verbs.h gives its status, opcode and wc_flags."""
+        for index, wc in enumerate(wcs):
+            outside = reported_outside("ibv_wc", wc)
+            if outside:
+                field, value = outside
+                raise self.check.deviation(
+                    f"a completion's {field} is one of enum {REPORTED_ENUMS['ibv_wc'][field]}",
+                    f"completion {index} reports {field} {value:#x}",
+                    FieldValue(f"wc.{index}.{field}", value),
+                    call,
+                    ref="ibv_poll_cq(3) DESCRIPTION",
+                )
 
     def _collapse(self, call: Call) -> None:
         """Consecutive empty polls of one CQ are one record: the C reproducer polls in a loop anyway."""

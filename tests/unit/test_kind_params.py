@@ -154,8 +154,10 @@ def test_the_kinds_with_sub_behaviours_register_them() -> None:
     from pytest_rdma.kinds.load import kind_behaviours
 
     named = kind_behaviours()
-    assert len(named["state-table"]["rule"]) == 12
-    assert {"over-max-wr", "sge-over-max", "inline-over-max", "state-reset"} == named["post-refused"]["problem"]
+    assert len(named["state-table"]["rule"]) == 13
+    assert {"over-max-wr", "sge-over-max", "inline-over-max", "outside", "state-reset"} == named["post-refused"][
+        "problem"
+    ]
     assert "bad-rkey" in named["access-fault"]["fault"]
     assert "dereg-region" in named["window"]["then"]
 
