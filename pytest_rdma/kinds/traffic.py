@@ -28,7 +28,7 @@ from pytest_rdma.kinds.state_machine import StateMachine, move
 from pytest_rdma.observations import FieldValue, Returned
 from pytest_rdma.outcomes import CheckTimeout, NotExercised, Unsupported
 from pytest_rdma.provider.device import Device
-from pytest_rdma.provider.network import ipv4_of, sockaddr
+from pytest_rdma.provider.network import ipv4_of, others_on_netdev, sockaddr
 
 TIMEOUT = 10.0  # seconds a completion or a connection event may take
 MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
@@ -347,6 +347,20 @@ class Traffic:
         self._event(listening, "RDMA_CM_EVENT_ESTABLISHED")
         self._event(channel, "RDMA_CM_EVENT_ESTABLISHED")
 
+    def _shared(self) -> str:
+        """Why rdma_cm may have connected other devices: one of this host's ends shares its interface ("" if not)."""
+        ends = [self.check.device("dut"), *([self.check.peer] if self.check.peer is not None else [])]
+        for device in ends:
+            if device.end.at:  # a peer on another host: its interfaces are not this host's
+                continue
+            netdev, others = others_on_netdev(device.name)
+            if others:
+                return (
+                    f"; {device.name}'s network interface {netdev} also carries {', '.join(others)}, and rdma_cm binds "
+                    "an address to the first RDMA device on its interface: give each device an interface of its own"
+                )
+        return ""
+
     def _channel(self, at: str) -> Handle:
         """An rdma_cm event channel in the process `at` ("" this one)."""
         call = self.calls.invoke("rdma_create_event_channel", phase="setup", at=at)
@@ -368,7 +382,9 @@ class Traffic:
     def _event(self, channel: Handle, expected: str, keep: bool = False) -> tuple[Handle, Handle]:
         """Wait (bounded) for the channel's next event, which must be `expected`; acked unless `keep`."""
         if not self.calls.readable(channel, TIMEOUT):
-            raise NotExercised(f"no rdma_cm event within {TIMEOUT:.0f} s while connecting the pair ({expected})")
+            raise NotExercised(
+                f"no rdma_cm event within {TIMEOUT:.0f} s while connecting the pair ({expected}){self._shared()}"
+            )
         call = self.calls.invoke("rdma_get_cm_event", {"channel": channel}, phase="setup")
         self._cm_ok(call)
         event = self.calls.out_handle(call, "event", "cm_event", "struct rdma_cm_event *")

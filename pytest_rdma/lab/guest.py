@@ -18,6 +18,7 @@ import os
 import re
 import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
@@ -384,6 +385,8 @@ def main(plan_path: str) -> int:
     results = Path(plan["results"])
     started = _uptime()
     on_wire = plan.get("wire")  # the two-host lab: this VM's devices on its wire NIC (lab/wire.py)
+    if on_wire and on_wire.get("hostname"):
+        socket.sethostname(on_wire["hostname"])  # each end's record names its host: not virtme-ng twice
     netdev = (wire.netdev_of(on_wire["mac"]) or "") if on_wire else ""
     if on_wire and not netdev:
         problem = f"no NIC with the wire's MAC {on_wire['mac']} in /sys/class/net"

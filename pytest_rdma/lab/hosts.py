@@ -113,7 +113,7 @@ def requests(base: lab.LabRequest, hosts: TwoHosts) -> tuple[lab.LabRequest, lab
         qemu_opts=wire_opts(1, hosts.port),
         plan_extra={
             **base.plan_extra,
-            "wire": {"mac": wire.wire_mac(1), "address": address1},
+            "wire": {"mac": wire.wire_mac(1), "address": address1, "hostname": wire.host_name(1)},
             "peer_host": wire.peer_host_spec(address2),
             "peer_address": address2,
             # The checks about an unprivileged process need no second host: the one-host lab runs them.
@@ -128,7 +128,11 @@ def requests(base: lab.LabRequest, hosts: TwoHosts) -> tuple[lab.LabRequest, lab
         report_args=[],
         html=False,
         qemu_opts=wire_opts(2, hosts.port),
-        plan_extra={"wire": {"mac": wire.wire_mac(2), "address": address2}, "serve": True, "timeout": base.timeout},
+        plan_extra={
+            "wire": {"mac": wire.wire_mac(2), "address": address2, "hostname": wire.host_name(2)},
+            "serve": True,
+            "timeout": base.timeout,
+        },
     )
     return first, second
 

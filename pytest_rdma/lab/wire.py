@@ -1,11 +1,13 @@
 """Inside each VM of a two-host lab (`pytest-rdma lab --hosts 2`): the wire NIC, its devices, the peer's server.
 
 Each VM has one virtio NIC on the wire (a QEMU socket netdev joining the two VMs, lab/hosts.py), found by
-the MAC the host gave it; the devices (rxe0, siw0) are bound to that NIC and nothing else, so every packet
-between the two ends crosses the wire. Host 2 serves: execnet's own socket server (execnet/script/
-socketserver.py) on the wire, which the run in host 1 reaches with `--rdma-peer-host socket=ADDR:PORT`
-exactly as a user's spec would, and a control port on which host 1 says when its runs are done (then host 2
-compares its devices' resource counts with those at the start and answers with the lines it printed).
+the MAC the host gave it; each device (rxe0, siw0) is bound to a link of its own on that NIC (a macvlan),
+with an address of its own, so every packet between the two ends crosses the wire, and rdma_cm, which picks the
+RDMA device by an IP address's network interface, finds exactly one device there. Host 2 serves:
+execnet's own socket server (execnet/script/socketserver.py) on the wire NIC's address, which the run in
+host 1 reaches with `--rdma-peer-host socket=ADDR:PORT` exactly as a user's spec would, and a control port
+on which host 1 says when its runs are done (then host 2 compares its devices' resource counts with those
+at the start and answers with the lines it printed).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from pathlib import Path
 
 # RFC 2544's test range, a /24 of its own beside the single-host lab's (guest.LAB_NETWORK, PEER_NETWORK).
 WIRE_NETWORK = "198.18.2.{}"
+# Device i's own link on the wire (a macvlan of the wire NIC) is in its own /24: 198.18.<FIRST_NET + i>.<host>.
+DEVICE_NETWORK = "198.18.{}.{}"
+FIRST_NET = 3
 SERVER_PORT = 8888  # execnet's socket server on host 2 (its script's own default)
 CONTROL_PORT = 8889  # host 1 says "done" there; host 2 answers with its resource lines
 READY = "ready"
@@ -36,22 +41,56 @@ def wire_address(host: int) -> str:
     return WIRE_NETWORK.format(host)
 
 
+def host_name(host: int) -> str:
+    """The name VM `host` gives itself (pure): both would be virtme-ng's, and a record names each end by it."""
+    return f"lab-host{host}"
+
+
 def peer_host_spec(address: str, port: int = SERVER_PORT) -> str:
     """The execnet gateway spec of host 2's server: what a user would give --rdma-peer-host (pure)."""
     return f"socket={address}:{port}"
 
 
-def wire_commands(devices: list[str], netdev: str, address: str) -> list[tuple[str, ...]]:
-    """The commands that put `address` on the wire NIC and bind every device to it (pure).
+def link_mac(net: int, host: int) -> str:
+    """Host `host`'s MAC on a device's link (pure): siw's GID is its netdev's MAC, which must name one device."""
+    return f"02:00:c6:12:{net:02x}:{host:02x}"
 
-    rxe and siw share the one NIC: each provider binds its own device to a netdev, and the two do not meet."""
+
+def device_link(device: str) -> str:
+    """The netdev `device` is bound to on the wire (pure): at most 15 characters for a device's name of 10."""
+    return f"{device}-wire"
+
+
+def wire_commands(devices: list[str], netdev: str, address: str) -> list[tuple[str, ...]]:
+    """The commands that put `address` on the wire NIC and bind each device to a link of its own on it (pure).
+
+    Not all on the NIC itself: rdma_cm binds an address to the first RDMA device on its network interface
+    (6.1's cma_acquire_dev_by_src_ip()), so with rxe0 and siw0 on one NIC siw0's rdma_cm connections went to
+    rxe0, registered first (an IB CM exchange whose passive side waited for an RTU: no ESTABLISHED). Each
+    device's link is a macvlan of the NIC (rxe refuses a VLAN netdev, EPERM) with its own MAC and /24, which
+    rxe's GID table does not take in (a sibling, not an upper device of rxe's netdev); host 2 gives each
+    device the same /24. The other host's MAC on it is a permanent neighbour: the links share the wire's
+    broadcast, where any of a host's interfaces may answer an ARP request for another's address, and rxe
+    takes a packet only on its own netdev."""
+    host = int(address.rsplit(".", 1)[1])
+    other = 3 - host
     commands: list[tuple[str, ...]] = [
         ("ip", "link", "set", netdev, "up"),
         ("ip", "addr", "add", f"{address}/24", "dev", netdev),
     ]
+    for index, name in enumerate(devices):
+        net, link = FIRST_NET + index, device_link(name)
+        commands += [
+            ("ip", "link", "add", "link", netdev, "name", link, "address", link_mac(net, host), "type", "macvlan")
+            + ("mode", "bridge"),
+            ("ip", "link", "set", link, "up"),
+            ("ip", "addr", "add", f"{DEVICE_NETWORK.format(net, host)}/24", "dev", link),
+            ("ip", "neigh", "add", DEVICE_NETWORK.format(net, other), "lladdr", link_mac(net, other), "dev", link)
+            + ("nud", "permanent"),
+        ]
     for name in devices:
         kind = "siw" if name.startswith("siw") else "rxe"
-        commands.append(("rdma", "link", "add", name, "type", kind, "netdev", netdev))
+        commands.append(("rdma", "link", "add", name, "type", kind, "netdev", device_link(name)))
     return commands
 
 

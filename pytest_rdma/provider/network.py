@@ -24,6 +24,7 @@ class _AddrInfo(TypedDict, total=False):
 class _Entry(TypedDict, total=False):
     """One entry of `rdma -j link show` (a port) or of `ip -j addr show` (an interface): the keys read here."""
 
+    ifname: str  # the RDMA device (rdma link) or the interface (ip addr)
     netdev: str  # the port's network interface
     addr_info: list[_AddrInfo]  # the interface's addresses
 
@@ -37,6 +38,18 @@ def ipv4_of(device: str, port: int) -> str:
     shown = _json(["ip", "-j", "-4", "addr", "show", "dev", name])
     found = [info["local"] for entry in shown for info in entry.get("addr_info", [])]
     return found[0] if found else ""
+
+
+def others_on_netdev(device: str, links: list[_Entry] | None = None) -> tuple[str, list[str]]:
+    """The network interface under `device` and the other RDMA devices on it (`rdma link`'s ports).
+
+    rdma_cm binds an address to the first RDMA device on the address's interface, whichever the caller
+    meant: a second device on the interface (rxe beside an iWARP device, say) takes the other's connections."""
+    found = _json(["rdma", "-j", "link", "show"]) if links is None else links
+    netdevs = {entry.get("netdev", "") for entry in found if entry.get("ifname") == device} - {""}
+    netdev = min(netdevs) if netdevs else ""
+    others = {entry.get("ifname", "") for entry in found if netdev and entry.get("netdev") == netdev} - {device, ""}
+    return netdev, sorted(others)
 
 
 def _json(argv: list[str]) -> list[_Entry]:

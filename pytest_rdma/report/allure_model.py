@@ -55,7 +55,7 @@ from pytest_rdma.shapes import Json, JsonObject
 if TYPE_CHECKING:
     from attr import AttrsInstance
 
-    from pytest_rdma.report.record import Record
+    from pytest_rdma.report.record import Record, Reproducer
 
 __all__ = ["FRAMEWORK", "NO_DEVICE", "Attachment", "Converted", "convert", "document", "title"]
 
@@ -327,6 +327,12 @@ def result_links(record: Record) -> list[model.Link]:
     ]
 
 
+def pair_names(reproducer: Reproducer) -> str:
+    """A two-host reproducer's two programs, as its C attachment (both, one after the other) is named."""
+    pair = reproducer.get("pair")
+    return f"{pair['receiver']} (the peer's host), then {pair['sender']}" if pair else ""
+
+
 def parameters(record: Record) -> list[model.Parameter]:
     params = [
         model.Parameter(name=str(name), value=str(value))
@@ -394,7 +400,7 @@ def convert(record: Record, *, stop_ms: int, python_text: str = "", quote: str =
     attachments: dict[str, Attachment] = {}
     if reproducer.get("c_text"):
         attachments[f"{result_uuid}-c-attachment.c"] = Attachment(
-            f"reproducer (C): {reproducer.get('c', '')}", "c", str(reproducer["c_text"]).encode()
+            f"reproducer (C): {reproducer.get('c') or pair_names(reproducer)}", "c", str(reproducer["c_text"]).encode()
         )
     if python_text:
         attachments[f"{result_uuid}-py-attachment.py"] = Attachment(

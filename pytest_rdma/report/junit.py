@@ -59,6 +59,7 @@ def case_name(record: Record) -> str:
 
 def case_properties(record: Record) -> list[tuple[str, str]]:
     reproducer = record.get("reproducer") or {}
+    pair = reproducer.get("pair") or {"receiver": "", "sender": ""}
     waiver = record.get("waiver") or {}
     cited = links.once(str(record.get("deviation_ref") or record.get("ref") or ""))
     pairs = [
@@ -74,6 +75,9 @@ def case_properties(record: Record) -> list[tuple[str, str]]:
         ("stable_id", record.get("stable_id", "")),
         ("reproducer_c", reproducer.get("c", "")),
         ("reproducer_python", reproducer.get("python", "")),
+        # Between two hosts the reproducer is a pair: the receiving side's program, then the sending side's.
+        ("reproducer_receiver", pair["receiver"]),
+        ("reproducer_sender", pair["sender"]),
         ("reproduced_in_c", (reproducer.get("confirmed") or {}).get("verdict", "")),
         ("waiver", waiver.get("status", "")),
         ("waiver_reason", waiver.get("reason", "")),

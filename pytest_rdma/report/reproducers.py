@@ -3,8 +3,8 @@
 Both are rendered from the one record of the check's calls (pytest_rdma/calls/render.py) into
 `<reproducers dir>/<device>/<stable id>.c` and `.py`; the record names them by paths relative
 to that directory, so no machine's absolute path travels in a result. A check whose peer was on
-another host (--rdma-peer-host) also gets its pair of programs (calls/pair.py), `.receiver.c` for
-the peer's host and `.sender.c` for this one.
+another host (--rdma-peer-host) gets its pair of programs instead (calls/pair.py), `.receiver.c` for
+the peer's host and `.sender.c` for this one: only what runs across the two hosts is written.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pytest_rdma.calls.render import c_program, python_script
 from pytest_rdma.catalogue.model import Verb
 from pytest_rdma.observations import Observation
 from pytest_rdma.outcomes import Deviation
+from pytest_rdma.report.confirm_pair import address_of
 from pytest_rdma.report.record import CheckInfo, PairFiles, Reproducer
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
@@ -44,7 +45,11 @@ def header(info: CheckInfo, exc: BaseException | None) -> list[str]:
 
 
 def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | None) -> Reproducer:
-    """Write both reproducers; their paths (relative to the reproducers directory) and the C text."""
+    """Write the reproducers; their paths (relative to the reproducers directory) and the C text.
+
+    A check between two hosts gets only its pair: the one-host programs open both devices in one process,
+    and the peer is not on this host (a device here of the peer's name would make them run, between the
+    wrong devices)."""
     from pytest_rdma.generate import active
 
     deviation = exc if isinstance(exc, Deviation) else None
@@ -53,25 +58,27 @@ def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | No
     lines = header(info, exc)
     calls = run.calls
     steps = {name: call.index for name, call in run.steps.items() if call.index >= 0}
-    c_text = c_program(
-        active().by_name,
-        run.device,
-        calls,
-        header=lines,
-        decisive=decisive,
-        observation=observation,
-        steps=steps,
-        peer=run.peer,
-    )
-    py_text = python_script(
-        run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps, peer=run.peer
-    )
     folder = settings.reproducers / (run.device or "no-device")
     stem = file_stem(info["stable_id"])
-    files = {folder / f"{stem}.c": c_text, folder / f"{stem}.py": py_text}
     pair = _pair(active().by_name, settings, run, lines, decisive, observation, steps, stem) if is_pair(calls) else None
-    if pair is not None:
-        files.update({folder / f"{stem}.{side}.c": text for side, text in pair.items()})
+    if pair is None:
+        c_text = c_program(
+            active().by_name,
+            run.device,
+            calls,
+            header=lines,
+            decisive=decisive,
+            observation=observation,
+            steps=steps,
+            peer=run.peer,
+        )
+        py_text = python_script(
+            run.device, calls, header=lines, decisive=decisive, observation=observation, steps=steps, peer=run.peer
+        )
+        files = {folder / f"{stem}.c": c_text, folder / f"{stem}.py": py_text}
+    else:
+        files = {folder / f"{stem}.{side}.c": text for side, text in pair.items()}
+        c_text = "\n".join(files.values())
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for path, text in files.items():
@@ -85,15 +92,13 @@ def write(settings: Settings, info: CheckInfo, run: Run, exc: BaseException | No
         # Named by the file it was writing: a full disk fails a write(), which names none.
         raise OSError(error.errno, error.strerror, error.filename or str(folder)) from None
     relative = f"{run.device or 'no-device'}/{stem}"
-    written: Reproducer = {
-        "dir": redact(str(settings.reproducers)),
-        "c": f"{relative}.c",
-        "python": f"{relative}.py",
-        "decisive_call": decisive,
-        "c_text": c_text,
-    }
-    if pair is not None:
-        host = run.ends.get("peer", {}).get("host", "")
+    written: Reproducer = {"dir": redact(str(settings.reproducers)), "decisive_call": decisive, "c_text": c_text}
+    if pair is None:
+        written.update({"c": f"{relative}.c", "python": f"{relative}.py"})
+    else:
+        # The sending side connects to the host the gateway reached, which resolves from here; the name the
+        # peer host gives itself may not (the lab's VMs have no names for each other).
+        host = address_of(settings.peer_host) if settings.peer_host else run.ends.get("peer", {}).get("host", "")
         written["pair"] = PairFiles(
             receiver=f"{relative}.receiver.c", sender=f"{relative}.sender.c", commands=commands(stem, pair, host)
         )

@@ -85,8 +85,15 @@ def deviation_lines(record: Record, reproducers: str) -> list[str]:
     if waiver.get("status") == "mismatch":
         lines.append(f"      waiver:   {waiver['file']}:{waiver['line']} records {waiver['observed']}: not this")
     found = record.get("reproducer") or {}
-    if found.get("c"):
-        lines.append(f"      reproduce: {reproducers}/{found['c']} (C), {reproducers}/{found['python']} (Python)")
+    pair = found.get("pair")
+    if found.get("c") or pair:
+        if pair:  # between two hosts: the receiving side on the peer's host first, then the sending side here
+            lines.append(
+                f"      reproduce: {reproducers}/{pair['receiver']} on the peer's host: {pair['commands']['receiver']}"
+            )
+            lines.append(f"                 then {reproducers}/{pair['sender']} here: {pair['commands']['sender']}")
+        else:
+            lines.append(f"      reproduce: {reproducers}/{found['c']} (C), {reproducers}/{found['python']} (Python)")
         confirmed = found.get("confirmed")
         if confirmed:
             shown = confirmed.get("detail") if confirmed["verdict"] != "reproduced" else ""

@@ -117,15 +117,38 @@ def test_the_host_side_requests_give_each_vm_its_end() -> None:
     assert first.results == Path("/r") and second.results == Path("/r/peer-host")
     assert first.plan_extra["peer_host"] == "socket=198.18.2.2:8888" and second.plan_extra["serve"] is True
     assert second.pytest_args == [] and second.devices == ["rxe0", "siw0"]
+    # Each VM names itself apart, so a record's two ends (dut_host, peer_host) are told apart.
+    assert (first.plan_extra["wire"]["hostname"], second.plan_extra["wire"]["hostname"]) == ("lab-host1", "lab-host2")
 
 
-def test_the_devices_are_bound_to_the_wire_nic() -> None:
-    assert wire.wire_commands(["rxe0", "siw0"], "eth0", "198.18.2.1") == [
+def test_each_device_is_bound_to_a_link_of_its_own_on_the_wire_nic() -> None:
+    """rxe0 and siw0 on the one NIC: rdma_cm took siw0's address for rxe0 and siw0's RC pair never connected."""
+    commands = wire.wire_commands(["rxe0", "siw0"], "eth0", "198.18.2.1")
+    assert commands == [
         ("ip", "link", "set", "eth0", "up"),
         ("ip", "addr", "add", "198.18.2.1/24", "dev", "eth0"),
-        ("rdma", "link", "add", "rxe0", "type", "rxe", "netdev", "eth0"),
-        ("rdma", "link", "add", "siw0", "type", "siw", "netdev", "eth0"),
+        ("ip", "link", "add", "link", "eth0", "name", "rxe0-wire", "address", "02:00:c6:12:03:01", "type", "macvlan")
+        + ("mode", "bridge"),
+        ("ip", "link", "set", "rxe0-wire", "up"),
+        ("ip", "addr", "add", "198.18.3.1/24", "dev", "rxe0-wire"),
+        ("ip", "neigh", "add", "198.18.3.2", "lladdr", "02:00:c6:12:03:02", "dev", "rxe0-wire", "nud", "permanent"),
+        ("ip", "link", "add", "link", "eth0", "name", "siw0-wire", "address", "02:00:c6:12:04:01", "type", "macvlan")
+        + ("mode", "bridge"),
+        ("ip", "link", "set", "siw0-wire", "up"),
+        ("ip", "addr", "add", "198.18.4.1/24", "dev", "siw0-wire"),
+        ("ip", "neigh", "add", "198.18.4.2", "lladdr", "02:00:c6:12:04:02", "dev", "siw0-wire", "nud", "permanent"),
+        ("rdma", "link", "add", "rxe0", "type", "rxe", "netdev", "rxe0-wire"),
+        ("rdma", "link", "add", "siw0", "type", "siw", "netdev", "siw0-wire"),
     ]
+    bound = [argv[-1] for argv in commands if argv[0] == "rdma"]
+    assert len(set(bound)) == len(bound), "two devices share a netdev: rdma_cm picks one of them for both"
+    assert not any("vlan" in argv for argv in commands), "rxe refuses a VLAN netdev (EPERM)"
+    macs = [argv[argv.index("address") + 1] for argv in commands if "address" in argv]
+    assert len(set(macs)) == len(macs) and wire.wire_mac(1) not in macs, "siw's GID is its netdev's MAC"
+    # Host 2 puts each device in the same /24, its neighbour there host 1's MAC on that link.
+    second = wire.wire_commands(["rxe0", "siw0"], "ens4", "198.18.2.2")
+    assert ("ip", "addr", "add", "198.18.4.2/24", "dev", "siw0-wire") in second
+    assert ("ip", "neigh", "add", "198.18.4.1", "lladdr", macs[1], "dev", "siw0-wire", "nud", "permanent") in second
 
 
 def test_the_wire_nic_is_found_by_its_mac(tmp_path: Path) -> None:

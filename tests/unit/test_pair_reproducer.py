@@ -10,14 +10,21 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from pytest_rdma.calls.marshal import marshal
 from pytest_rdma.calls.pair import c_pair, commands, is_pair
 from pytest_rdma.calls.record import Call, Field, Handle, Resolved
+from pytest_rdma.cases import Case
 from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.observations import Errno
+from pytest_rdma.report import junit, reproducers, terminal
+from pytest_rdma.report.record import CheckInfo, Record
+from pytest_rdma.running import Run
+from pytest_rdma.settings import Settings
 from pytest_rdma.verbs import CATALOGUE
 
 VERBS = Catalogue.of(CATALOGUE)
@@ -105,3 +112,35 @@ def test_the_commands_run_the_receiver_first_and_name_its_host() -> None:
     said = commands("ibv_post_send.x", {"receiver": "", "sender": ""}, "server2")
     assert said["receiver"] == "gcc -o receiver ibv_post_send.x.receiver.c -libverbs && ./receiver 18516"
     assert said["sender"].endswith("./sender server2 18516")
+
+
+def test_a_check_between_two_hosts_writes_only_its_pair(tmp_path: Path) -> None:
+    """The one-host programs would open the peer device on this host: only the pair runs across two hosts."""
+    settings = SimpleNamespace(reproducers=tmp_path, peer_host="socket=198.18.2.2:8888", port=1, gid_index=0)
+    run = Run(cast(Case, None), device="rxe0", peer="rxe0", calls=_record())
+    info = cast(CheckInfo, {"stable_id": "test_x[y]", "device": "rxe0", "driver": "rxe", "claim_text": "", "ref": ""})
+    written = reproducers.write(cast(Settings, settings), info, run, None)
+    assert sorted(path.name for path in (tmp_path / "rxe0").iterdir()) == ["x.y.receiver.c", "x.y.sender.c"]
+    assert "c" not in written and "python" not in written
+    pair = written["pair"]
+    assert (pair["receiver"], pair["sender"]) == ("rxe0/x.y.receiver.c", "rxe0/x.y.sender.c")
+    # The sending side is given the host the gateway reached, not the name the peer host gives itself.
+    assert pair["commands"]["sender"].endswith("./sender 198.18.2.2 18516")
+    assert written["c_text"].count("int main(") == 2
+
+
+def test_a_pair_is_named_by_the_terminal_and_junit() -> None:
+    pair = {
+        "receiver": "rxe0/x.y.receiver.c",
+        "sender": "rxe0/x.y.sender.c",
+        "commands": commands("x.y", {"receiver": "", "sender": ""}, "198.18.2.2"),
+    }
+    record = cast(Record, {"stable_id": "test_x[y]", "outcome": "deviates", "reproducer": {"dir": "r", "pair": pair}})
+    lines = terminal.deviation_lines(record, "r")
+    assert "      reproduce: r/rxe0/x.y.receiver.c on the peer's host: gcc -o receiver x.y.receiver.c" in lines[-2]
+    assert lines[-1].endswith(
+        "then r/rxe0/x.y.sender.c here: gcc -o sender x.y.sender.c -libverbs && ./sender 198.18.2.2 18516"
+    )
+    props = dict(junit.case_properties(record))
+    assert (props["reproducer_receiver"], props["reproducer_sender"]) == (pair["receiver"], pair["sender"])
+    assert "reproducer_c" not in props
