@@ -84,6 +84,7 @@ class Check:
         self.dut = dut
         self.peer = peer  # the second device (--rdma-peer), for a check whose receiver is there
         self.side = "dut"  # whose context new resources and bare facts come from: "dut" or "peer" (on())
+        self.context_label = ""  # "" the session's context; else a second context of the device (in_context())
         self.catalogue = catalogue
         self.verb = catalogue[case.verb]
         self.spec: Spec = case.spec
@@ -91,7 +92,7 @@ class Check:
         if peer is not None:
             self.calls.attach(peer.end)  # its objects live there: this process, or the peer host's
         self.steps: dict[str, Call] = {}
-        self.made: dict[tuple[str, str, tuple[tuple[str, str], ...], str, str], Handle] = {}  # by resource() key
+        self.made: dict[tuple[str, str, tuple[tuple[str, str], ...], str, str, str], Handle] = {}  # resource() key
         self.subject: Handle | None = None  # the object a state walk is modifying (Ref("self"))
 
     def params(self, schema: type[P]) -> P:
@@ -133,6 +134,19 @@ class Check:
             raise NotExercised("no peer device: give --rdma-peer NAME, a second device this one reaches")
         return self.peer
 
+    @contextmanager
+    def in_context(self, label: str) -> Iterator[None]:
+        """Within: resources are made in a second context of the device under test (one per `label`), opened
+        by its own ibv_open_device the first time and closed in teardown after what was made in it. Every
+        object whose defaults lead to Need("context") is then that context's: its PD, its CQs, its regions."""
+        if self.side != "dut":
+            raise ValueError("a second context is opened on the device under test, not inside check.on('peer')")
+        before, self.context_label = self.context_label, label
+        try:
+            yield
+        finally:
+            self.context_label = before
+
     def at(self) -> str:
         """Where new objects of the current side live: "" this process, or the peer host's process."""
         return self.device().end.at if self.side == "peer" else ""
@@ -159,12 +173,32 @@ class Check:
             raise Unresolved(f"{self.case.verb}: no step named {name!r} before this call") from None
 
     def resource(self, need: Need) -> Handle:
+        if need.kind == "context" and self.context_label:
+            return self._second_context()
         if need.kind in ("context", "device"):
             return self.device().resource(need)
         spec = tuple(sorted((k, repr(v)) for k, v in need.spec.items()))
-        key = (need.kind, need.state, spec, need.label, self.side)  # the peer's PD is not the device's
+        # The peer's PD is not the device's, nor a second context's PD the session context's.
+        key = (need.kind, need.state, spec, need.label, self.side, self.context_label)
         if key not in self.made:
             self.made[key] = self._make(need)
+        return self.made[key]
+
+    def _second_context(self) -> Handle:
+        """The context in_context() names: opened once per check and label, owned by the check's calls
+        (closed in teardown, newest first, so after its objects), counted by the leak guard as any object."""
+        key = ("context", "", (), self.context_label, self.side, self.context_label)
+        if key not in self.made:
+            opened = self.calls.invoke("ibv_open_device", {"device": Need("device")}, phase="setup")
+            if not opened.ok:
+                raise self.deviation(
+                    "ibv_open_device opens a second context of the device, which this check needs",
+                    f"ibv_open_device failed: errno {opened.errno_name}",
+                    Errno(opened.errno_name, verb="ibv_open_device"),
+                    opened,
+                    ref="ibv_open_device(3) DESCRIPTION",
+                )
+            self.made[key] = made(opened)
         return self.made[key]
 
     # -- resources, the one way --------------------------------------------------------------

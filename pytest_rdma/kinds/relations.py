@@ -13,6 +13,10 @@
 
 - foreign-pd-bind: a type 2 window's bind work request (IBV_WR_BIND_MW) with a region, or a window,
   of another PD than the binding QP's: the bind completes with the error status given for it;
+
+Both take `across`: "pd", the foreign object is of a second PD of the QP's own context; "context", of a
+PD of a second context of the same device (Check.in_context): the rules are the PD's, which an object of
+another context necessarily breaks, so the same statuses and the same unmoved bytes judge it.
 - shared-channel: one completion channel serves the sender's and the receiver's CQ, both armed: one
   event for each, each naming its own CQ.
 
@@ -25,7 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import select
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
@@ -39,12 +44,14 @@ from pytest_rdma.kinds.calls import prepare
 from pytest_rdma.kinds.check import Check
 from pytest_rdma.kinds.datapath import RECV_ID, SEND_ID, PairParams, Scenario, status_name, status_source
 from pytest_rdma.kinds.registry import kind
-from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, Completion, field
+from pytest_rdma.kinds.traffic import TIMEOUT, UD_GRH, Completion, PairOptions, field
 from pytest_rdma.kinds.windows import REGION, REGION_ACCESS, Window, WindowParams
 from pytest_rdma.observations import CompletionStatus, CqEvent, Differs, EventCq, FieldValue, Placed
 from pytest_rdma.outcomes import NotExercised
 
-OTHER_PD = Need("pd", label="other")  # a second protection domain of the same context
+OTHER_PD = Need("pd", label="other")  # a second protection domain (of the context the check is in)
+OTHER_CONTEXT = "other"  # the label of the second context a foreign object of `across="context"` is made in
+ACROSS = ("pd", "context")
 LOCAL = "IBV_ACCESS_LOCAL_WRITE"
 REMOTE_ALL = "IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ"
 
@@ -60,6 +67,7 @@ class ForeignPdParams(PairParams):
     iwarp_statuses: tuple[str, ...] = ()
     side: str = "send"  # whose completion carries the status: "send" or "recv"
     size: int = 64
+    across: str = "pd"  # "pd": the foreign object is of another PD of the QP's context; "context": of another context
 
 
 @kind("foreign-pd", params=ForeignPdParams)
@@ -71,7 +79,8 @@ def foreign_pd(check: Check) -> None:
     remote_access = REMOTE_ALL + (" | IBV_ACCESS_REMOTE_ATOMIC" if "ATOMIC" in scenario.opcode else "")
     scenario.build(size=p.size, remote_access=remote_access)
     # Where the data would land, and how much of it must stay as it was (zero, or the seeded payload).
-    foreign = _foreign_object(check, scenario, p, remote_access)
+    with _across(check, p.across):
+        foreign = _foreign_object(check, scenario, p, remote_access)
     target = scenario.local if scenario.op.get("data") == "local" else scenario.remote
     before = scenario.traffic.content(target, scenario.room if target is scenario.remote else p.size)
     scenario.post_recv()
@@ -137,6 +146,18 @@ def _foreign_object(check: Check, scenario: Scenario, p: ForeignPdParams, remote
     raise ValueError(f"foreign {p.foreign!r}: one of lkey, recv-lkey, rkey, ah")
 
 
+@contextmanager
+def _across(check: Check, across: str) -> Iterator[None]:
+    """Where the foreign object is made: the check's own context, or a second one of the same device."""
+    if across not in ACROSS:
+        raise ValueError(f"across {across!r}: one of {', '.join(ACROSS)}")
+    if across == "pd":
+        yield
+        return
+    with check.in_context(OTHER_CONTEXT):
+        yield
+
+
 def _region(check: Check, size: int, access: str, label: str, seed: int | None) -> Handle:
     """A registered buffer on the other PD (of the side `check.on` names)."""
     spec: dict[str, object] = {"pd": OTHER_PD, "length": size, "access": access, "addr": Buffer(size, seed)}
@@ -174,6 +195,7 @@ class ForeignBindParams(PairParams):
 
     foreign: str  # "mr": the region, of another PD than the window's and the QP's; "mw": the window, than the QP's
     statuses: tuple[str, ...]
+    across: str = "pd"  # "pd": the foreign object is of another PD of the QP's context; "context": of another context
 
 
 @kind("foreign-pd-bind", params=ForeignBindParams)
@@ -182,7 +204,7 @@ def foreign_pd_bind(check: Check) -> None:
     prepare(check)
     p = check.params(ForeignBindParams)
     w = Window(check, WindowParams(type=2, seed=p.seed))
-    with check.on(w.scenario.receiver_side):
+    with check.on(w.scenario.receiver_side), _across(check, p.across):
         if p.foreign == "mr":
             w.region = _region(check, REGION, REGION_ACCESS, "foreign-bound", None)
             foreign = w.region
@@ -227,9 +249,12 @@ SERVES: tuple[str, str, Mapping[str, Value]] = ("ibv_query_device", "context", {
 @dataclass(frozen=True)
 class FailurePathParams:
     """A failure-path claim's data (its cases are the verb's refused claims). `unprovoked`: why no
-    documented failure of the verb can be made from user space (the claim's one case says so, never a pass)."""
+    documented failure of the verb can be made from user space (the claim's one case says so, never a pass).
+    `iwarp_call`: the arguments that make the request right on iWARP where the verb's defaults reach what
+    iWARP providers do not implement (create_qp_ex's extended comp_mask: siw's provider has no create_qp_ex)."""
 
     unprovoked: str = ""
+    iwarp_call: Mapping[str, Value] = dataclasses.field(default_factory=dict)
 
 
 def _use(check: Check, kind_name: str, handle: Handle) -> Call:
@@ -260,7 +285,7 @@ def refusal_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
             id=claim.id,
             kind=claim.kind,
             says=claim.says,
-            params={},
+            params={k: v for k, v in claim.params.items() if k != "unprovoked"},
             also=(*refused.also, *claim.also),
             variant=f"after-{refused.id}" + (f"-{refused.variant}" if refused.variant else ""),
             transports=transports,
@@ -274,9 +299,9 @@ def refusal_cases(verb: Verb, claim: Claim) -> Iterator[Case]:
 @kind("failure-path", refusal_cases, params=FailurePathParams)
 def failure_path(check: Check) -> None:
     """A refused creation, then the same verb with its defaults: it succeeds, is used and destroyed with 0."""
-    unprovoked = check.params(FailurePathParams).unprovoked
-    if unprovoked:
-        raise NotExercised(f"no failure path of {check.verb.name} can be taken: {unprovoked}")
+    p = check.params(FailurePathParams)
+    if p.unprovoked:
+        raise NotExercised(f"no failure path of {check.verb.name} can be taken: {p.unprovoked}")
     prepare(check)
     refused = check.call()
     if not refused.failed:
@@ -285,7 +310,8 @@ def failure_path(check: Check) -> None:
             "(the refused claim of the same name judges that)"
         )
     verb = check.verb
-    made = check.calls.invoke(verb.name, {}, variables=verb.tables.get("vars", {}), phase="call")
+    right = p.iwarp_call if check.dut.transport == "iwarp" else {}
+    made = check.calls.invoke(verb.name, right, variables=verb.tables.get("vars", {}), phase="call")
     if not made.ok:
         raise check.failure(made, f"after the refused call, {verb.name} with its defaults succeeds")
     handle = cast(Handle, made.result)  # a creating verb's success: the object
@@ -304,24 +330,40 @@ def failure_path(check: Check) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SharedCqParams(PairParams):
-    """A shared-cq claim's data, beside its pair's."""
+class SharedParams(PairParams):
+    """A shared-cq or shared-channel claim's data, beside its pair's."""
 
     size: int = 64
 
 
-@kind("shared-cq", params=SharedCqParams)
+SHARED_CQ = Need("cq", spec={"channel": Need("comp_channel")}, label="shared")
+
+
+def _shared_pair(check: Check, options: Callable[[Handle], PairOptions]) -> tuple[Scenario, Handle]:
+    """A pair built around one completion channel (`options` puts it, or a CQ on it, into the pair), and
+    the channel; the CQs it serves are armed by the caller, before anything is posted."""
+    prepare(check)
+    p = check.params(SharedParams)
+    channel = check.resource(Need("comp_channel"))
+    scenario = Scenario(check, p)
+    scenario.build(size=p.size, pair_options=options(channel))
+    return scenario, channel
+
+
+def _arm(check: Check, cqs: Iterable[Handle], which: str) -> None:
+    for cq in cqs:
+        armed = check.calls.invoke("ibv_req_notify_cq", {"cq": cq, "solicited_only": 0})
+        if not armed.ok:
+            raise check.failure(armed, f"ibv_req_notify_cq arms {which}", ref="ibv_req_notify_cq(3) RETURN VALUE")
+
+
+@kind("shared-cq", params=SharedParams)
 def shared_cq(check: Check) -> None:
     """Both QPs of a pair complete on one CQ with a channel: each completion names its QP, the armed channel fires."""
-    prepare(check)
-    p = check.params(SharedCqParams)
-    channel = check.resource(Need("comp_channel"))
-    cq = check.resource(Need("cq", spec={"channel": Need("comp_channel")}, label="shared"))
-    scenario = Scenario(check, p)
-    scenario.build(size=p.size, pair_options={"shared_cq": cq})
-    armed = check.calls.invoke("ibv_req_notify_cq", {"cq": cq, "solicited_only": 0})
-    if not armed.ok:
-        raise check.failure(armed, "ibv_req_notify_cq arms the shared CQ", ref="ibv_req_notify_cq(3) RETURN VALUE")
+    scenario, channel = _shared_pair(check, lambda _channel: {"shared_cq": check.resource(SHARED_CQ)})
+    cq = check.resource(SHARED_CQ)  # the one made for the pair
+    p = check.params(SharedParams)
+    _arm(check, (cq,), "the shared CQ")
     scenario.post_recv()
     scenario.post_send(scenario.send_wr())
     # One completion a poll, so that each is wc[0] of its own poll (the reproducer's condition).
@@ -384,26 +426,12 @@ def _expect_event(check: Check, channel: Handle, cq: Handle) -> None:
 # -- one completion channel serving several CQs -------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class SharedChannelParams(PairParams):
-    """A shared-channel claim's data, beside its pair's."""
-
-    size: int = 64
-
-
-@kind("shared-channel", params=SharedChannelParams)
+@kind("shared-channel", params=SharedParams)
 def shared_channel(check: Check) -> None:
     """The two CQs of a pair on one channel, both armed: one event each, each naming its own CQ."""
-    prepare(check)
-    p = check.params(SharedChannelParams)
-    channel = check.resource(Need("comp_channel"))
-    scenario = Scenario(check, p)
-    scenario.build(size=p.size, pair_options={"cq_channel": channel})
+    scenario, channel = _shared_pair(check, lambda channel: {"cq_channel": channel})
     cqs = {scenario.pair.send_cq.address: scenario.pair.send_cq, scenario.pair.recv_cq.address: scenario.pair.recv_cq}
-    for cq in cqs.values():
-        armed = check.calls.invoke("ibv_req_notify_cq", {"cq": cq, "solicited_only": 0})
-        if not armed.ok:
-            raise check.failure(armed, "ibv_req_notify_cq arms each CQ", ref="ibv_req_notify_cq(3) RETURN VALUE")
+    _arm(check, cqs.values(), "each CQ")
     scenario.post_recv()
     scenario.post_send(scenario.send_wr())
     (sent,) = scenario.traffic.poll(scenario.pair.send_cq, 1)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from pytest_rdma import generate
 from pytest_rdma.cases import Case
 from pytest_rdma.catalogue.derived import derived_claims
+from pytest_rdma.catalogue.params import read_params
 from pytest_rdma.kinds import load  # noqa: F401  (registers every kind)
-from pytest_rdma.kinds.relations import USE, ForeignPdParams, _statuses_of
+from pytest_rdma.kinds.relations import USE, FailurePathParams, ForeignPdParams, _across, _statuses_of
 from pytest_rdma.verbs import CATALOGUE
 
 CREATING = (
@@ -20,6 +23,7 @@ CREATING = (
     "ibv_create_ah",
     "ibv_reg_mr_iova",
     "ibv_create_srq_ex",
+    "ibv_create_qp_ex",
 )
 
 
@@ -124,9 +128,10 @@ def test_a_channel_serving_two_cqs_is_checked_on_rc_and_ud() -> None:
 
 def test_a_type_2_bind_across_pds_is_checked_for_the_region_and_the_window_where_type_2_is_advertised() -> None:
     cases = {c.stable_id: c for c in _cases("ibv_post_send") if c.kind == "foreign-pd-bind"}
-    assert {name: c.spec["params"]["foreign"] for name, c in cases.items()} == {
-        "test_ibv_post_send[bind-mw-region-of-another-pd-RC-type-2]": "mr",
-        "test_ibv_post_send[bind-mw-window-of-another-pd-RC-type-2]": "mw",
+    assert {name: (c.spec["params"]["foreign"], c.spec["params"].get("across", "pd")) for name, c in cases.items()} == {
+        "test_ibv_post_send[bind-mw-region-of-another-pd-RC-type-2]": ("mr", "pd"),
+        "test_ibv_post_send[bind-mw-window-of-another-pd-RC-type-2]": ("mw", "pd"),
+        "test_ibv_post_send[bind-mw-window-of-another-context-RC-type-2]": ("mw", "context"),
     }
     for case in cases.values():
         # siw advertises no type 2 window: these end "unsupported" naming the attribute, not a pass.
@@ -153,3 +158,39 @@ def test_on_iwarp_a_write_of_another_pds_rkey_may_complete_locally_and_a_read_fl
     for name in ("rkey-of-another-pd", "rkey-of-another-pd-between-devices"):
         case = cases[f"test_ibv_post_send[{name}-RC-IBV_WR_RDMA_READ]"]
         assert tuple(case.spec["params"]["iwarp_statuses"]) == p.iwarp_statuses
+
+
+def test_each_foreign_pd_direction_is_also_checked_with_the_object_of_a_second_context() -> None:
+    """The lkey (send and receive, SRQ too), the rkey (WRITE, READ, atomic) and the AH of another context of the
+    device, each beside its another-PD claim with the same transports and statuses: the PD rules judge both."""
+    cases = {c.stable_id: c for v in CATALOGUE for c in generate.expand(v) if c.kind == "foreign-pd"}
+    pairs = {
+        name.replace("another-pd", "another-context"): name
+        for name in cases
+        if "another-pd" in name and "between-devices" not in name
+    }
+    assert len(pairs) == 11
+    for across, within in pairs.items():
+        other, same = cases[across], cases[within]
+        assert other.spec["params"]["across"] == "context" and "across" not in same.spec["params"]
+        assert other.transports == same.transports
+        assert other.spec["params"]["foreign"] == same.spec["params"]["foreign"]
+        assert other.spec["params"]["statuses"] == same.spec["params"]["statuses"]
+        assert other.spec.get("needs", ()) == same.spec.get("needs", ())
+
+
+def test_an_unknown_across_is_the_catalogues_error() -> None:
+    with pytest.raises(ValueError, match="across 'device': one of pd, context"):
+        with _across(SimpleNamespace(), "device"):  # type: ignore[arg-type]
+            pass
+
+
+def test_create_qp_ex_is_made_right_on_iwarp_with_the_pd_only_request() -> None:
+    """siw's provider has no create_qp_ex: on iWARP the failure paths' request made right is the one verbs.h hands
+    to ibv_create_qp; elsewhere the verb's own defaults (which reach the provider's create_qp_ex)."""
+    paths = [c for c in _cases("ibv_create_qp_ex") if c.kind == "failure-path"]
+    assert len(paths) == 26
+    for path in paths:
+        params = read_params(FailurePathParams, path.spec["params"])
+        assert params.iwarp_call == {"qp_init_attr_ex.comp_mask": "IBV_QP_INIT_ATTR_PD"}
+        assert not params.unprovoked
