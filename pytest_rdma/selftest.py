@@ -3,13 +3,21 @@
 Each step's outcome is repeated at the end, with what failed in it: CI shows the end of a run's
 output, and a step's error (the lab's "lab: error: ...", a failed test) can lie half an hour
 above it.
+
+The host-side steps that boot their own VMs (the fresh machine, then the lab command's own tests) run
+beside the others, one after another (`Beside`): the fresh machine is mostly debootstrap and apt (disk
+and network) while the host tests use the cores, and each of the lab's VMs keeps about one core of two busy
+(its tests run one at a time). Their output goes to a log each, printed whole when the step ends.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,23 +93,87 @@ def summary(steps: list[Step]) -> list[str]:
     return lines
 
 
-def _pytest(directory: str, args: list[str], junit: Path, env: dict[str, str] | None = None) -> int:
+def _pytest_argv(directory: str, args: list[str], junit: Path) -> list[str]:
     junit.parent.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            f"--junitxml={junit}",
-            str(REPO / "tests" / directory),
-            *args,
-        ],
-        cwd=REPO,
-        check=False,
-        env=env,
-    ).returncode
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+        str(REPO / "tests" / directory),
+        *args,
+    ]
+
+
+def _pytest(directory: str, args: list[str], junit: Path) -> int:
+    return subprocess.run(_pytest_argv(directory, args, junit), cwd=REPO, check=False).returncode
+
+
+def _run_to_log(argv: list[str], log: Path, env: dict[str, str] | None) -> int:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as output:
+        return subprocess.run(argv, cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT, check=False).returncode
+
+
+@dataclass
+class BesideStep:
+    """A step that runs beside the others: its command, and the log that keeps its output."""
+
+    number: str  # "3/5", as the step is announced
+    step: Step
+    argv: list[str]
+    log: Path
+    env: dict[str, str] | None = None
+    seconds: float = 0.0
+
+
+class Beside:
+    """Steps run one after another in a thread, beside the steps of the main thread; each one's output
+    goes to its log and is printed whole once it ended, so that it is not interleaved with another's."""
+
+    def __init__(self, steps: list[BesideStep]) -> None:
+        self.steps = steps
+        for beside in steps:
+            # Until its command ended, a step has not passed (a thread that died must not read as a pass).
+            beside.step.code, beside.step.errors = 1, ["the step never ended"]
+        self._ended: queue.Queue[BesideStep] = queue.Queue()
+        self._thread = threading.Thread(target=self._run_all, name="selftest-beside", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run_all(self) -> None:
+        for beside in self.steps:
+            start = time.monotonic()
+            try:
+                beside.step.code, beside.step.errors = _run_to_log(beside.argv, beside.log, beside.env), []
+            except OSError as error:
+                beside.step.errors = [f"could not run {beside.argv[0]}: {error}"]
+            beside.seconds = time.monotonic() - start
+            self._ended.put(beside)
+
+    def print_ended(self, wait: bool = False) -> None:
+        """Print each step that ended since the last call (all of them, once they end, with `wait`)."""
+        if wait:
+            self._thread.join()
+        while True:
+            try:
+                beside = self._ended.get_nowait()
+            except queue.Empty:
+                return
+            print(ended_header(beside), flush=True)
+            sys.stdout.buffer.write(beside.log.read_bytes() if beside.log.is_file() else b"")
+            print(f"selftest: --- end of {beside.number} {beside.step.name} ---", flush=True)
+
+
+def ended_header(beside: BesideStep) -> str:
+    """The line before a step's buffered output: which step, how it ended, how long it took (pure)."""
+    return (
+        f"selftest: --- {beside.number} {beside.step.name} (ran beside the other steps) exited "
+        f"{beside.step.code} after {beside.seconds:.0f} s; its output, kept in {beside.log}: ---"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -127,13 +199,47 @@ def main(argv: list[str]) -> int:
                 dict.fromkeys([*prereqs.missing_packages(prereqs.BASE_PACKAGES), *prereqs.packages_for_missing(wanted)])
             )
         )
-    steps: list[Step] = []
+    # Steps 5 then 3 run beside steps 1, 2 and 4 (the module's docstring says why); numbers stay as before.
+    fresh_junit, host_lab_junit = reports / "fresh-debian-12.xml", reports / "host-side-lab-tests.xml"
+    fresh = Step("fresh Debian 12 machine", junit=fresh_junit)
+    host_lab = Step("host-side lab tests", junit=host_lab_junit)
+    beside_steps = []
+    if not options.no_fresh:
+        # CI's machine has what the lab may forget to install; this machine has nothing (tests/fresh/).
+        # pytest's arguments are for the other steps: its slice is its own.
+        print(
+            f"selftest: 5/{count} fresh Debian 12 machine (tests/fresh): the README's first command on a "
+            "debootstrap root, one more VM boot; beside the other steps, its output printed when it ends",
+            flush=True,
+        )
+        beside_steps.append(
+            BesideStep(
+                f"5/{count}", fresh, _pytest_argv("fresh", ["-rA"], fresh_junit), reports / "fresh-debian-12.log"
+            )
+        )
+    # Tests of the lab command itself (a killed VM): they run on the host and boot their own VMs.
+    print(
+        f"selftest: 3/{count} host-side lab tests (tests/host_lab): their own VM boots (two at once for a killed "
+        "second host); beside the other steps, after the fresh machine, its output printed when it ends",
+        flush=True,
+    )
+    beside_steps.append(
+        BesideStep(
+            f"3/{count}",
+            host_lab,
+            _pytest_argv("host_lab", passthrough, host_lab_junit),
+            reports / "host-side-lab-tests.log",
+            env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache)),
+        )
+    )
+    beside = Beside(beside_steps)
+    beside.start()
 
     print(f"selftest: 1/{count} host tests (tests/unit)", flush=True)
     junit = reports / "host-tests.xml"
     host = Step("host tests", junit=junit)
     host.code = _pytest("unit", passthrough, junit)
-    steps.append(host)
+    beside.print_ended()
 
     print(f"selftest: 2/{count} lab tests (tests/lab) on rxe0 and siw0", flush=True)
     # One run for both devices: its results directory is results/selftest/rxe0+siw0 ({results}).
@@ -150,21 +256,7 @@ def main(argv: list[str]) -> int:
         timeout=options.timeout,
     )
     in_lab.code = lab.run(request, errors=in_lab.errors)
-    steps.append(in_lab)
-
-    # Tests of the lab command itself (a killed VM): they run on the host and boot their own VM,
-    # after the in-VM tests so that only one VM of the self-test runs at a time.
-    print(
-        f"selftest: 3/{count} host-side lab tests (tests/host_lab): their own VM boots (two at once for a killed "
-        "second host)",
-        flush=True,
-    )
-    junit = reports / "host-side-lab-tests.xml"
-    host_lab = Step("host-side lab tests", junit=junit)
-    host_lab.code = _pytest(
-        "host_lab", passthrough, junit, env=dict(os.environ, PYTEST_RDMA_LAB_CACHE=str(options.cache))
-    )
-    steps.append(host_lab)
+    beside.print_ended()
 
     kernels = matrix_kernels(options.kernels)
     print(f"selftest: 4/{count} a slice on each kernel ({', '.join(kernels)}): pytest-rdma lab --kernel", flush=True)
@@ -181,21 +273,9 @@ def main(argv: list[str]) -> int:
     in_matrix.code, runs = matrix.run(request, kernels)
     in_matrix.errors = [f"kernel {run.release}: {run.why_not()}" for run in runs if not run.ran]
     print("\n".join(f"selftest: {line}" for line in matrix.table(runs)), flush=True)
-    steps.append(in_matrix)
+    beside.print_ended(wait=True)
 
-    if not options.no_fresh:
-        # Last, and alone: CI's machine has what the lab may forget to install; this machine has
-        # nothing (tests/fresh/). pytest's arguments are for the other steps: its slice is its own.
-        print(
-            f"selftest: 5/{count} fresh Debian 12 machine (tests/fresh): the README's first command on a "
-            f"debootstrap root, one more VM boot",
-            flush=True,
-        )
-        junit = reports / "fresh-debian-12.xml"
-        fresh = Step("fresh Debian 12 machine", junit=junit)
-        fresh.code = _pytest("fresh", ["-rA"], junit)
-        steps.append(fresh)
-
+    steps = [host, in_lab, host_lab, in_matrix, *([] if options.no_fresh else [fresh])]
     for line in summary(steps):
         print(line, flush=True)
     return next((step.code for step in steps if step.code), 0)

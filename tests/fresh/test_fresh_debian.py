@@ -3,7 +3,8 @@
 CI's machine already has what the lab might forget to install, so only this proves the lab's
 install steps: with busybox-static missing from them, the lab VM cannot boot and this test fails
 quoting "virtme-run: initramfs is needed, and no busybox was found". Runs as root (debootstrap,
-chroot, mount namespaces); `pytest-rdma selftest` runs it last (--no-fresh skips it). Measured
+chroot, mount namespaces); `pytest-rdma selftest` runs it beside its host and lab steps, its output
+printed when it ends (--no-fresh skips it). Measured
 on 2 cores under TCG: 8 minutes with empty download caches, 7 with warm ones, 11 inside a busy CI run.
 """
 

@@ -6,9 +6,12 @@ in it (a lab step that stopped with a usage error was once all a CI run said).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from pytest_rdma.selftest import SHOWN_FAILURES, Step, failed_tests, summary
+import pytest
+
+from pytest_rdma.selftest import SHOWN_FAILURES, Beside, BesideStep, Step, ended_header, failed_tests, summary
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" errors="1" failures="2" tests="4">
@@ -75,11 +78,14 @@ def test_the_lab_packages_are_installed_before_the_host_tests(monkeypatch, tmp_p
     monkeypatch.setattr(prereqs, "apt_install", lambda packages, *a, **k: events.append(("apt", tuple(packages))))
     monkeypatch.setattr(selftest, "_pytest", lambda directory, *a, **k: events.append(("pytest", directory)) or 0)
     monkeypatch.setattr(selftest.lab, "run", lambda *a, **k: events.append(("lab", None)) or 0)
+    # The steps run beside the others boot VMs: a host test must never start one.
+    monkeypatch.setattr(selftest, "_run_to_log", lambda argv, *a: events.append(("beside", argv[-1])) or 0)
 
     assert selftest.main(["--no-fresh", "--results", str(tmp_path)]) == 0
     first_test = events.index(("pytest", "unit"))
     asked = {package for kind, packages in events[:first_test] if kind == "apt" for package in packages}
     assert set(prereqs.BASE_PACKAGES) <= asked
+    assert ("beside", str(selftest.REPO / "tests" / "host_lab")) in events
 
 
 def test_the_kernel_matrix_step_runs_the_default_kernel_and_the_archive_s_6_12(monkeypatch) -> None:
@@ -95,3 +101,27 @@ def test_the_kernel_matrix_step_runs_the_default_kernel_and_the_archive_s_6_12(m
     monkeypatch.setattr(prereqs, "archive_release", lambda package: None)  # no 6.12 in the archive: one kernel
     assert selftest.matrix_kernels(None) == ["6.1.0-56-amd64"]
     assert selftest.matrix_kernels(["6.12.117+deb12-amd64"]) == ["6.12.117+deb12-amd64"]
+
+
+def test_steps_run_beside_print_their_whole_output_with_their_exit_code_once_ended(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def step(name: str, code: int) -> BesideStep:
+        script = f"import sys; print('{name} line 1'); print('{name} line 2', file=sys.stderr); sys.exit({code})"
+        return BesideStep("9/9", Step(name), [sys.executable, "-c", script], tmp_path / f"{name}.log")
+
+    passing, failing = step("passing", 0), step("failing", 3)
+    missing = BesideStep("9/9", Step("missing"), [str(tmp_path / "no-such-program")], tmp_path / "missing.log")
+    beside = Beside([passing, failing, missing])
+    assert [s.step.code for s in beside.steps] == [1, 1, 1]  # not ended is not passed
+    beside.start()
+    beside.print_ended(wait=True)
+    assert (passing.step.code, failing.step.code, missing.step.code) == (0, 3, 1)
+    assert missing.step.errors and "could not run" in missing.step.errors[0]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ended_header(passing) and "passing (ran beside the other steps) exited 0 after" in out[0]
+    assert out[1:4] == ["passing line 1", "passing line 2", "selftest: --- end of 9/9 passing ---"]
+    assert "failing (ran beside the other steps) exited 3" in out[4]
+    assert sorted(out[5:7]) == ["failing line 1", "failing line 2"]
+    assert "missing (ran beside the other steps) exited 1" in out[8]
+    assert summary([passing.step, failing.step])[0] == "selftest: passing exited 0, failing exited 3"
