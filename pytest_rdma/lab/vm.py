@@ -9,6 +9,7 @@ where KVM cannot even start the kernel, and a full boot probe decides the rest).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import json
 import os
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_rdma import resume_files
 from pytest_rdma.lab import kvm
 from pytest_rdma.lab.prereqs import Kernel, LabError
 
@@ -74,6 +76,7 @@ class VMRun:
     exit_code: int | None  # the guest's exit code, None when the VM never got there
     first_test_s: float | None  # host seconds from `started` to the first test starting
     console_tail: list[str]
+    hung: list[Path] = dataclasses.field(default_factory=list)  # running files of the checks past their limit
 
 
 # Drivers udev loads at boot for QEMU's emulated machine (its SATA controller and DVD drive, watchdogs,
@@ -104,6 +107,14 @@ UNUSED_GUEST_DRIVERS = (
 # Under KVM the guest keeps pace, so its boot stays as it was.
 TCG_KERNEL_OPTION = "no_timer_check"
 
+# What the guest kernel is booted with (lab/fault.py), so that a fault ends the VM at once rather than leaving it
+# half alive (an Oops kills only the faulting task: the next checks would run on a kernel that may hold a dead
+# task's locks, and the lab would wait for its whole-run timeout). `panic_print=0x20` replays the whole kernel log to
+# the console on the panic (kernel-parameters.txt: "bit 5: print all printk messages in buffer"): the Oops's
+# own lines, which the quiet console did not print, reach the host. WARNINGs stay non-fatal (no panic_on_warn):
+# the kernel-log guard attributes those to their checks.
+FAULT_KERNEL_OPTIONS = ("panic_on_oops=1", "panic_print=0x20")
+
 
 def _vng_argv(
     vng: Path,
@@ -124,6 +135,8 @@ def _vng_argv(
     for directory in rwdirs:
         argv += ["--rwdir", str(directory)]
     argv += ["--append", "modprobe.blacklist=" + ",".join(UNUSED_GUEST_DRIVERS)]
+    for option in FAULT_KERNEL_OPTIONS:
+        argv += ["--append", option]
     if not kvm:
         argv += ["--append", TCG_KERNEL_OPTION]
     if qemu_opts:  # the two-host lab's wire NIC (lab/hosts.py); vng passes them to QEMU last
@@ -213,9 +226,11 @@ def run(
     force_9p: bool = False,
     bin_dirs: tuple[Path, ...] = (),
     qemu_opts: Sequence[str] = (),
+    append: bool = False,
 ) -> VMRun:
-    """Boot, run the guest plan, stream its output. Everything goes to `console_log`; the terminal
-    gets the runner's and pytest's lines (ConsoleFilter)."""
+    """Boot, run the guest plan, stream its output. Everything goes to `console_log` (after what it holds, with
+    `append`: a boot again after a fault); the terminal gets the runner's and pytest's lines (ConsoleFilter).
+    A check that runs past its limit (its running file, lab/fault.py) ends the VM: `hung` names it."""
     plan_path = results / "lab-plan.json"
     plan_path.write_text(json.dumps(plan, indent=1))
     exit_file = results / "lab-exit-code"
@@ -226,6 +241,7 @@ def run(
     argv = _vng_argv(vng, kernel, kvm, [results], command, cpus, memory, force_9p, qemu_opts)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     first_test: list[float] = []
+    hung: list[Path] = []
 
     def watch_first_test() -> None:
         while proc.poll() is None and not first_test:
@@ -233,7 +249,16 @@ def run(
                 first_test.append(time.monotonic() - started)
             time.sleep(0.05)
 
-    with console_log.open("w") as log:
+    def watch_hangs() -> None:
+        # A hung guest prints nothing and writes nothing: the host ends it. Once a second, a stat per device.
+        while proc.poll() is None and not hung:
+            now = time.time()
+            hung.extend(path for path in resume_files.running_checks(results) if resume_files.overdue(path, now))
+            if hung:
+                proc.kill()
+            time.sleep(1.0)
+
+    with console_log.open("a" if append else "w") as log:
         proc = subprocess.Popen(
             argv,
             env=_env(vng, bin_dirs),
@@ -246,6 +271,8 @@ def run(
         )
         watcher = threading.Thread(target=watch_first_test, daemon=True)
         watcher.start()
+        hang_watcher = threading.Thread(target=watch_hangs, daemon=True)
+        hang_watcher.start()
         # A VM that hangs prints nothing, so the limit cannot wait for the next line.
         killer = threading.Timer(timeout, proc.kill)
         killer.start()
@@ -262,8 +289,9 @@ def run(
             tail.append(f"lab: VM killed after {timeout:.0f} s")
         killer.cancel()
         watcher.join(timeout=1)
+        hang_watcher.join(timeout=2)
     code = int(exit_file.read_text()) if exit_file.exists() else None
-    return VMRun(code, first_test[0] if first_test else None, list(tail))
+    return VMRun(code, first_test[0] if first_test else None, list(tail), list(hung))
 
 
 def precompile(paths: list[Path]) -> None:
