@@ -183,7 +183,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
                 plan,
                 started,
                 console,
-                request.timeout,
+                max(1.0, request.timeout - (time.monotonic() - started)),  # the whole run's --timeout
                 guest=request.guest,
                 force_9p=force_9p,
                 bin_dirs=bin_dirs,
@@ -245,13 +245,15 @@ def _record_faults(results: Path, console: Path, offset: int, outcome: vm.VMRun)
     with console.open(errors="replace") as text:
         text.seek(offset)
         kind, report = fault.kernel_report(text.read().splitlines())
+    if not kind and not outcome.hung:
+        return []  # neither the kernel's panic nor a hang: the VM was stopped (QEMU killed, the whole-run --timeout)
     lines = []
     for path in running:
+        if not kind and path not in outcome.hung:
+            path.unlink()  # cut short by another device's hang (runs in parallel): it runs again after the boot
+            continue
         seconds = time.time() - resume_files.started_at(path)
-        limit = fault.limit_of(path)
-        # Neither a panic nor past its limit: the VM stopped otherwise (its whole-run --timeout, QEMU killed).
-        ended = "hang" if path in outcome.hung else kind or "stop"
-        record = fault.record_fault(path, fault.Fault(ended, report, seconds, limit))
+        record = fault.record_fault(path, fault.Fault(kind or "hang", report, seconds, fault.limit_of(path)))
         lines.append(
             f"{record.get('device') or path.parent.name}: {record['nodeid']}: {record['reason']} "
             f"({seconds:.0f} s into the check); recorded as a deviation"

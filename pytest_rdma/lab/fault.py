@@ -66,7 +66,7 @@ def kernel_report(console: list[str]) -> tuple[str, list[str]]:
 
 @dataclass(frozen=True)
 class Fault:
-    """What ended the VM during a check: its kind ("oops", "bug", "panic", "hang", "stop") and the kernel's report."""
+    """What ended the VM during a check: its kind ("oops", "bug", "panic", "hang") and the kernel's report."""
 
     kind: str
     report: list[str]
@@ -76,8 +76,6 @@ class Fault:
     def headline(self) -> str:
         if self.kind == "hang":
             return f"the check did not finish in {self.limit} s (--rdma-hang-limit): the guest hung"
-        if self.kind == "stop":
-            return "the VM stopped during the check, with no kernel report on its console"
         first = self.report[0] if self.report else "no report reached the console"
         return f"guest kernel {self.kind}: {first}"
 
