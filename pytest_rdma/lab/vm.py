@@ -16,6 +16,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -255,7 +256,7 @@ def run(
             now = time.time()
             hung.extend(path for path in resume_files.running_checks(results) if resume_files.overdue(path, now))
             if hung:
-                proc.kill()
+                kill_tree(proc)
             time.sleep(1.0)
 
     with console_log.open("a" if append else "w") as log:
@@ -274,7 +275,7 @@ def run(
         hang_watcher = threading.Thread(target=watch_hangs, daemon=True)
         hang_watcher.start()
         # A VM that hangs prints nothing, so the limit cannot wait for the next line.
-        killer = threading.Timer(timeout, proc.kill)
+        killer = threading.Timer(timeout, kill_tree, (proc,))
         killer.start()
         assert proc.stdout is not None
         terminal = ConsoleFilter()
@@ -292,6 +293,35 @@ def run(
         hang_watcher.join(timeout=2)
     code = int(exit_file.read_text()) if exit_file.exists() else None
     return VMRun(code, first_test[0] if first_test else None, list(tail), list(hung))
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (from /proc), children first."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(text[text.rindex(")") + 2 :].split()[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, of in parents.items() if of == parent and child not in found]
+        found += children
+        frontier += children
+    return found
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    """Kill virtme-ng and QEMU below it: QEMU is virtme-run's child, and killed alone vng leaves it running (and
+    holding the console's pipe open)."""
+    for pid in [*descendants(proc.pid), proc.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue  # gone already
 
 
 def precompile(paths: list[Path]) -> None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +222,20 @@ def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     assert third.ret == pytest.ExitCode.TESTS_FAILED, third.stdout.str()
     assert len(json.loads((pytester.path / "third.json").read_text())["results"]) == len(rxe0)
     assert os.environ[resume_files.RESUME_ENV] == str(resume)
+
+
+def test_ending_a_hung_vm_kills_what_runs_below_virtme_ng() -> None:
+    """vng forks QEMU: killed alone it would leave QEMU running, and the console's pipe open."""
+    from pytest_rdma.lab import vm
+
+    proc = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while not vm.descendants(proc.pid):
+        assert time.monotonic() < deadline, "sh started no child"
+        time.sleep(0.05)
+    below = vm.descendants(proc.pid)
+    vm.kill_tree(proc)
+    assert proc.wait(timeout=10) == -9
+    # Nothing below holds the pipe any more: its end of file comes at once, not when `sleep 60` ends.
+    assert proc.stdout is not None and select.select([proc.stdout], [], [], 5)[0], f"{below} still hold the pipe"
+    assert proc.stdout.read() == b""
