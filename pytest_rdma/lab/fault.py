@@ -23,13 +23,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_rdma.lab import vm
 from pytest_rdma.outcomes import DEVIATES
 from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.record import Record
 from pytest_rdma.resume_files import RESUME_FILE
 from pytest_rdma.shapes import Json
 
-KERNEL_LINE = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+# printk's time stamp, which starts a kernel line: also where a line of pytest's had left the cursor ("s[  66.5] BUG").
+KERNEL_STAMP = re.compile(r"\[\s*\d+\.\d{6}\]\s?")
 PANIC = re.compile(r"Kernel panic - not syncing")
 PANIC_END = re.compile(r"---\[ end Kernel panic")
 OOPS = re.compile(r"\b(Oops|general protection fault|kernel BUG at)\b")
@@ -39,14 +41,30 @@ REPORT_LINES = 80
 OOPS_BEFORE_PANIC = 400  # lines between an Oops and its panic at most (registers, a call trace, modules)
 
 
+def kernel_lines(console: list[str]) -> list[str]:
+    """The kernel's lines among the console's, without their time stamps (pure)."""
+    found = [(line, KERNEL_STAMP.search(line)) for line in console]
+    return [line[stamp.end() :].rstrip() for line, stamp in found if stamp is not None]
+
+
 def kernel_report(console: list[str]) -> tuple[str, list[str]]:
     """The kind of fault ("oops", "bug", "panic"; "" for none) and the kernel's report of it, from the console
-    lines of one boot (pure): the last panic's report, from the BUG/Oops line that began it to the end of the
-    panic, at most REPORT_LINES (its first ones, and the panic's last line)."""
-    kernel = [line.rstrip() for line in console if KERNEL_LINE.match(line)]
+    lines of one boot (pure), at most REPORT_LINES (its first ones, and its last line).
+
+    After a panic: the last panic's report, from the BUG/Oops line that began it to the end of the panic (the
+    panic replays the whole log first: panic_print). Without one (a kernel that hung in its Oops): from the
+    first BUG/Oops line the kernel printed once the runner was ready, when the console is quiet but for
+    those, to the console's end."""
+    kernel = kernel_lines(console)
     panics = [at for at, line in enumerate(kernel) if PANIC.search(line) and not PANIC_END.search(line)]
     if not panics:
-        return "", []
+        ready = max((at for at, line in enumerate(console) if vm.GUEST_READY.match(line)), default=0)
+        quiet = kernel_lines(console[ready:])
+        starts = [at for at, line in enumerate(quiet) if HEADLINE.search(line) or OOPS.search(line)]
+        if not starts:
+            return "", []
+        report = quiet[starts[0] :]
+        return ("oops" if any(OOPS.search(line) for line in report) else "bug"), _capped(report)
     panic = panics[-1]
     ends = [at for at, line in enumerate(kernel) if at >= panic and PANIC_END.search(line)]
     end = ends[0] if ends else len(kernel) - 1
@@ -58,10 +76,11 @@ def kernel_report(console: list[str]) -> tuple[str, list[str]]:
     if headlines:
         start = headlines[-1]  # the nearest: the one that began this report
         kind = "bug" if kind == "panic" and "BUG: " in kernel[start] else kind
-    report = kernel[start : end + 1]
-    if len(report) > REPORT_LINES:
-        report = [*report[: REPORT_LINES - 1], report[-1]]
-    return kind, [KERNEL_LINE.sub("", line, count=1) for line in report]
+    return kind, _capped(kernel[start : end + 1])
+
+
+def _capped(report: list[str]) -> list[str]:
+    return report if len(report) <= REPORT_LINES else [*report[: REPORT_LINES - 1], report[-1]]
 
 
 @dataclass(frozen=True)

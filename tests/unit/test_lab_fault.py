@@ -67,7 +67,18 @@ def test_a_panic_without_an_oops_is_reported_from_its_trigger() -> None:
 
 
 def test_no_panic_on_the_console_is_no_report() -> None:
-    assert fault.kernel_report([*BOOT, "[   50.0] rdma_rxe: loaded"]) == ("", [])
+    assert fault.kernel_report([*BOOT, "lab: rxe0 ready at guest uptime 9.1 s", "[   50.000000] rdma_rxe: loaded"]) == (
+        "",
+        [],
+    )
+
+
+def test_a_kernel_that_hung_in_its_oops_is_reported_from_its_bug_line() -> None:
+    # Seen on 6.1 (rxe, an opcode past the enum): the BUG line after pytest's progress mark, then nothing.
+    console = [*BOOT, "lab: rxe0 ready at guest uptime 26.3 s", "1 worker [4 items]", ""]
+    console.append("s[   66.531794] BUG: unable to handle page fault for address: 00000013c04c71c8")
+    kind, report = fault.kernel_report(console)
+    assert (kind, report) == ("bug", ["BUG: unable to handle page fault for address: 00000013c04c71c8"])
 
 
 def test_a_long_report_keeps_its_beginning_and_the_panics_last_line() -> None:
