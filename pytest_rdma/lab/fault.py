@@ -1,10 +1,10 @@
 """A guest kernel fault or hang costs the check in progress, not the run: the host's half.
 
 The VM's half (report/resume.py) writes each check's start to `results/<device>/running.json`
-before the check runs. An Oops ends the VM at once (the kernel's `panic_on_oops=1`, with virtme-ng's
-`panic=-1` and QEMU's `-no-reboot`), and the panic replays the kernel log to the console
-(`panic_print=0x20`: the runner keeps the console quiet, `dmesg --console-level 1`, so the Oops itself was
-not printed there). A check that runs past its limit is a hang: the host kills the VM (vm.run). Either way
+before the check runs. An Oops ends the VM at once (the kernel's `oops=panic`, with virtme-ng's
+`panic=-1` and QEMU's `-no-reboot`); its report is on the console, which the runner keeps quiet
+otherwise (an Oops and a panic print verbosely). A check that runs past its limit is a hang: the
+host kills the VM (vm.run), as it does a VM still alive 60 s after an Oops line. Either way
 the VM gives no exit code back, and while a running file is left, the lab:
 
 - makes the record of that check (outcome deviates; its observation: the kind of fault and the kernel's
@@ -52,7 +52,7 @@ def kernel_report(console: list[str]) -> tuple[str, list[str]]:
     lines of one boot (pure), at most REPORT_LINES (its first ones, and its last line).
 
     After a panic: the last panic's report, from the BUG/Oops line that began it to the end of the panic (the
-    panic replays the whole log first: panic_print). Without one (a kernel that hung in its Oops): from the
+    console may hold the boot's log again before it). Without one (a kernel that hung in its Oops): from the
     first BUG/Oops line the kernel printed once the runner was ready, when the console is quiet but for
     those, to the console's end."""
     kernel = kernel_lines(console)
