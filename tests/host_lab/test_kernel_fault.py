@@ -1,9 +1,10 @@
 """A guest kernel panic during a check costs that check, not the run.
 
-Runs on the host and boots the lab VM twice (about two minutes under TCG): `pytest-rdma selftest` runs it
-after the in-VM lab tests. The lab runs a suite of three checks on rxe0 whose second one panics the guest
-kernel for real (it writes `c` to /proc/sysrq-trigger, as root in the VM; only where the lab's runner set
-its running file, so never on the host), and the test checks:
+Runs on the host and boots the lab VM twice (235 s under TCG with two other lab VMs on 2 cores):
+`pytest-rdma selftest` runs it after the in-VM lab tests. The lab runs a suite of three checks on
+rxe0 whose second one panics the guest kernel for real (it writes `c` to /proc/sysrq-trigger, as
+root in the VM; only where the lab's runner set its running file, so never on the host), and the
+test checks:
 - the panicking check is recorded once, a deviation whose observation is the kernel's own report from the
   console (kind "panic", its lines from "sysrq: Trigger a crash" to the end of the panic);
 - the check before it and the check after it are recorded once each: the lab booted again and went on;
