@@ -100,6 +100,13 @@ def _seconds(values: Sequence[str]) -> int:
     return int(text)
 
 
+def _limit(values: Sequence[str]) -> int:
+    text = values[-1].strip()
+    if not text.isdigit():
+        raise ValueError("not a number of seconds (give an integer from 0 up; 0: no limit)")
+    return int(text)
+
+
 def _seed(values: Sequence[str]) -> int:
     text = values[-1].strip()
     if not text.isdigit():
@@ -319,6 +326,18 @@ OPTIONS: tuple[Option, ...] = (
         "N",
         env_aliases=("PYTEST_RDMA_EXPLORE_SEED",),
     ),
+    Option(
+        "hang_limit",
+        "--rdma-hang-limit",
+        "rdma_hang_limit",
+        "RDMA_HANG_LIMIT",
+        _limit,
+        300,
+        "in the lab: a check that has not finished after SECONDS (plus --rdma-explore's) is a hang of the "
+        "guest; the lab ends the VM, records the check as a kernel fault (hang) and goes on after a new boot "
+        "(default 300; 0: no limit)",
+        "SECONDS",
+    ),
 )
 
 
@@ -377,6 +396,7 @@ class Settings:
     catalogue_extra: tuple[str, ...]
     explore: int  # seconds per device; 0: no exploration
     explore_seed: int | None
+    hang_limit: int  # seconds a check may run in the lab before its VM counts as hung (lab/fault.py)
     junit: Path | None
     pytest_junit: bool  # pytest's own --junitxml is on: checks add their properties to it
     allure_dir: Path | None
@@ -455,6 +475,7 @@ class Values(TypedDict):
     catalogue_extra: tuple[str, ...]
     explore: int
     explore_seed: int | None
+    hang_limit: int
 
 
 def read(config: pytest.Config) -> Settings:
@@ -499,6 +520,7 @@ def read(config: pytest.Config) -> Settings:
         catalogue_extra=values["catalogue_extra"],
         explore=values["explore"],
         explore_seed=values["explore_seed"],
+        hang_limit=values["hang_limit"],
         junit=Path(values["junit"]) if values["junit"] else None,
         pytest_junit=bool(getattr(config.option, "xmlpath", None)),
         allure_dir=Path(values["allure"]) if values["allure"] else None,

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_rdma import resume_files
 from pytest_rdma.cbuild import BUILDS_ENV
 from pytest_rdma.lab import boot_image, kwarn, prereqs, siw, virtiofsd, vm
 from pytest_rdma.lab.builds import DIRECTORY as BUILDS_DIRECTORY
@@ -26,6 +27,10 @@ from pytest_rdma.lab.prereqs import LabError, Log
 DEFAULT_DEVICES = ("rxe0", "siw0")
 EXIT_LAB_FAILED = 3  # pytest's "internal error": the run could not happen
 EXIT_USAGE = 4  # pytest's "usage error"
+# How many times one lab run boots again after a guest kernel fault or hang (lab/fault.py). Each costs a boot and a
+# pytest start (about 30 s under TCG here); a provider that faults on a whole family of checks would otherwise boot
+# again for each. Five lets a run with a few faulting checks finish, and bounds what a broken kernel costs to minutes.
+MAX_REBOOTS = 5
 
 
 @dataclass
@@ -45,6 +50,7 @@ class LabRequest:
     plan_extra: dict = field(default_factory=dict)
     kernel: str | None = None  # the release to boot (installed when missing); None: the newest with rdma_rxe
     qemu_opts: list[str] = field(default_factory=list)  # more QEMU arguments: the two-host lab's wire NIC
+    max_reboots: int = MAX_REBOOTS  # boots again after guest kernel faults or hangs (lab/fault.py)
 
 
 def _check_devices(devices: list[str]) -> None:
@@ -161,22 +167,48 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
         f"for {', '.join(request.devices)}; results in {results}"
     )
     console = results / "lab-console.log"
+    # The two-host lab's VMs serve each other (lab/hosts.py): one booted again alone would find no peer.
+    resumable = "wire" not in request.plan_extra
+    resume_files.forget_boots(results)
     builds.start()
     try:
-        outcome = vm.run(
-            vng,
-            booted,
-            kvm,
-            results,
-            plan,
-            started,
-            console,
-            request.timeout,
-            guest=request.guest,
-            force_9p=force_9p,
-            bin_dirs=bin_dirs,
-            qemu_opts=request.qemu_opts,
-        )
+        boots: list[vm.VMRun] = []
+        while True:
+            console_before = console.stat().st_size if boots and console.exists() else 0
+            outcome = vm.run(
+                vng,
+                booted,
+                kvm,
+                results,
+                plan,
+                started,
+                console,
+                max(1.0, request.timeout - (time.monotonic() - started)),  # the whole run's --timeout
+                guest=request.guest,
+                force_9p=force_9p,
+                bin_dirs=bin_dirs,
+                qemu_opts=request.qemu_opts,
+                append=bool(boots),
+            )
+            boots.append(outcome)
+            if outcome.exit_code is not None or not resumable:
+                break
+            recorded = _record_faults(results, console, console_before, outcome)
+            if not recorded:
+                break  # no check was running: the VM failed otherwise (its boot, the runner)
+            for line in recorded:
+                log(f"lab: {line}")
+            if len(boots) > request.max_reboots:
+                error(
+                    f"the guest kernel stopped the run {len(boots)} times (at most {request.max_reboots} boots again "
+                    "per lab run: --rdma-hang-limit and the README's 'Leaks and kernel faults' say why); the checks "
+                    "after the last fault did not run"
+                )
+                print(f"lab: {kept_results(results)}", file=sys.stderr)
+                unpack_scratch(results)
+                return EXIT_LAB_FAILED
+            log(f"lab: booting again ({len(boots)} of at most {request.max_reboots}) for the checks not yet run")
+        outcome = dataclasses.replace(outcome, first_test_s=boots[0].first_test_s)
     finally:
         builds.stop()
     if warm is not None:
@@ -201,12 +233,42 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
     return outcome.exit_code
 
 
+def _record_faults(results: Path, console: Path, offset: int, outcome: vm.VMRun) -> list[str]:
+    """After a VM that gave no exit code back: the record of each check it stopped during (lab/fault.py), and a
+    line for the terminal about each; none when no check was running."""
+    # Imported here, as the guest's module above: the VM imports this package, and fault.py imports pytest's.
+    from pytest_rdma.lab import fault
+
+    running = resume_files.running_checks(results)
+    if not running:
+        return []
+    with console.open(errors="replace") as text:
+        text.seek(offset)
+        kind, report = fault.kernel_report(text.read().splitlines())
+    if not kind and not outcome.hung:
+        return []  # neither the kernel's panic nor a hang: the VM was stopped (QEMU killed, the whole-run --timeout)
+    lines = []
+    for path in running:
+        if not kind and path not in outcome.hung:
+            path.unlink()  # cut short by another device's hang (runs in parallel): it runs again after the boot
+            continue
+        seconds = time.time() - resume_files.started_at(path)
+        record = fault.record_fault(path, fault.Fault(kind or "hang", report, seconds, fault.limit_of(path)))
+        lines.append(
+            f"{record.get('device') or path.parent.name}: {record['nodeid']}: {record['reason']} "
+            f"({seconds:.0f} s into the check); recorded as a deviation"
+        )
+    return lines
+
+
 def kept_results(results: Path) -> str:
     """What a run that never finished (its VM killed) left on the host: the finished checks' lines."""
     from pytest_rdma.report.jsonfile import load
 
     kept = []
     for lines in sorted(results.glob("*/*.jsonl")):
+        if lines.name == resume_files.RESUME_FILE:
+            continue  # a copy of the records of the boots before, which the run's own lines hold too
         try:
             count = len(load(lines)["results"])
         except (OSError, ValueError) as exc:

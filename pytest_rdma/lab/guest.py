@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_rdma import resume_files
 from pytest_rdma.lab import wire
 
 EXIT_DEVICE_FAILED = 3
@@ -423,9 +424,14 @@ def main(plan_path: str) -> int:
     # Per device: each run's reports describe one driver. Otherwise one run tests them all.
     runs = [[device] for device in plan["devices"]] if plan.get("per_device", True) else [plan["devices"]]
     xdist = importlib.util.find_spec("xdist") is not None
-    worst = 0
+    # A boot after a guest kernel fault (lab/fault.py) goes on where the one before stopped.
+    ended = resume_files.ended_runs(results)
+    worst = next((code for code in ended.values() if code), 0)
     for devices in runs:
         label = "+".join(devices)
+        if label in ended:
+            print(f"lab: === {label}: ran in a boot before (pytest exited {ended[label]})", flush=True)
+            continue
         run_dir = results / label
         run_dir.mkdir(parents=True, exist_ok=True)
         isolation = isolation_args(plan["pytest_args"], xdist)
@@ -445,11 +451,16 @@ def main(plan_path: str) -> int:
         scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
         argv = placed(argv, run_dir, scratch, label)
         print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
+        resumed = resume_files.resumed_nodeids(run_dir)
+        if resumed:
+            print(f"lab: === {label}: {len(resumed)} checks recorded in the boots before: not run again", flush=True)
+        argv += [f"--deselect={nodeid}" for nodeid in resumed]
         # A check's objects on the peer must go too (on the peer host, host 2 counts its own).
         counted = [*devices, *([] if peer_host else map(peer_of, devices))]
         before = resource_counts(counted)
-        run_env = output_env(argv, env, run_dir)
+        run_env = dict(output_env(argv, env, run_dir), **resume_env(run_dir, bool(resumed)))
         code = subprocess.run(argv, cwd=plan["cwd"], env=run_env, check=False).returncode
+        (run_dir / resume_files.RUNNING_FILE).unlink(missing_ok=True)  # no check runs now: no hang to watch
         keep_scratch(scratch, run_dir)
         print(f"lab: === {label}: pytest exited {code}", flush=True)
         document, lines = resource_report(counted, before, resource_counts(counted))
@@ -458,6 +469,7 @@ def main(plan_path: str) -> int:
             print(f"lab: {line}", flush=True)
         if document["leaked"] and code == 0:
             code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
+        resume_files.run_ended(results, label, code)
         worst = worst or code
     if control is not None:
         told = control.done()
@@ -469,6 +481,15 @@ def main(plan_path: str) -> int:
         worst = worst or unprivileged_runs(plan, results, env, xdist)
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
     return worst
+
+
+def resume_env(run_dir: Path, resumed: bool) -> dict[str, str]:
+    """What tells a device's run where to write its running check, and where the records of the boots before
+    are (report/resume.py): only one run writes each file."""
+    env = {resume_files.RUNNING_ENV: str(run_dir / resume_files.RUNNING_FILE)}
+    if resumed:
+        env[resume_files.RESUME_ENV] = str(run_dir / resume_files.RESUME_FILE)
+    return env
 
 
 # nobody, with no capabilities and the kernel's default RLIMIT_MEMLOCK (8 MiB), as a user's job runs.

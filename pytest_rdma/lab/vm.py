@@ -9,12 +9,14 @@ where KVM cannot even start the kernel, and a full boot probe decides the rest).
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_rdma import resume_files
 from pytest_rdma.lab import kvm
 from pytest_rdma.lab.prereqs import Kernel, LabError
 
@@ -50,6 +53,14 @@ KERNEL_FAULT = re.compile(
     r"Kernel panic|not syncing|BUG:|Oops|general protection fault|Unable to mount root|"
     r"Call Trace"
 )
+# Once the runner is ready the console shows only what the kernel prints in an Oops (console_verbose) or a panic. The
+# VM then ends in seconds (oops=panic, panic=-1); should it not (a kernel that survives its Oops, as 6.1 did with
+# rxe's out-of-bounds read before the lab asked for oops=panic, its dead task's check never ending), the lab ends it
+# FAULT_GRACE_S later rather than at the hang limit.
+QUIET_CONSOLE_FAULT = re.compile(
+    r"\[\s*\d+\.\d{6}\]\s?(BUG: |Oops|general protection fault|kernel BUG at|Kernel panic)"
+)
+FAULT_GRACE_S = 60.0  # a panic under TCG, on a loaded machine, ends in seconds
 KERNEL_TAIL = 15  # kernel lines quoted when the VM did not finish
 EXPLAINING_LINES = 15  # at most this many explaining lines (the last ones), each once
 KVM_PROBE_TIMEOUT = 60
@@ -74,6 +85,7 @@ class VMRun:
     exit_code: int | None  # the guest's exit code, None when the VM never got there
     first_test_s: float | None  # host seconds from `started` to the first test starting
     console_tail: list[str]
+    hung: list[Path] = dataclasses.field(default_factory=list)  # running files of the checks past their limit
 
 
 # Drivers udev loads at boot for QEMU's emulated machine (its SATA controller and DVD drive, watchdogs,
@@ -104,6 +116,15 @@ UNUSED_GUEST_DRIVERS = (
 # Under KVM the guest keeps pace, so its boot stays as it was.
 TCG_KERNEL_OPTION = "no_timer_check"
 
+# What the guest kernel is booted with (lab/fault.py), so that a fault ends the VM at once rather than leaving it
+# half alive. An Oops kills only the faulting task: on 6.1 rxe's out-of-bounds read (req_next_wqe) killed the
+# xdist worker in its post and the VM lived on, its check never ending, until the hang limit. `oops=panic`
+# (kernel-parameters.txt: "Always panic on oopses"; `panic_on_oops=1` is only its sysctl, which the kernel does
+# not know on its command line) makes it a panic, which virtme-ng's panic=-1 and QEMU's -no-reboot end.
+# Its report reaches the console although the runner keeps it quiet (dmesg --console-level 1): an Oops and a panic
+# print verbosely (console_verbose). WARNINGs stay non-fatal (no panic_on_warn): the kernel-log guard attributes them.
+FAULT_KERNEL_OPTIONS = ("oops=panic",)
+
 
 def _vng_argv(
     vng: Path,
@@ -124,6 +145,8 @@ def _vng_argv(
     for directory in rwdirs:
         argv += ["--rwdir", str(directory)]
     argv += ["--append", "modprobe.blacklist=" + ",".join(UNUSED_GUEST_DRIVERS)]
+    for option in FAULT_KERNEL_OPTIONS:
+        argv += ["--append", option]
     if not kvm:
         argv += ["--append", TCG_KERNEL_OPTION]
     if qemu_opts:  # the two-host lab's wire NIC (lab/hosts.py); vng passes them to QEMU last
@@ -213,9 +236,11 @@ def run(
     force_9p: bool = False,
     bin_dirs: tuple[Path, ...] = (),
     qemu_opts: Sequence[str] = (),
+    append: bool = False,
 ) -> VMRun:
-    """Boot, run the guest plan, stream its output. Everything goes to `console_log`; the terminal
-    gets the runner's and pytest's lines (ConsoleFilter)."""
+    """Boot, run the guest plan, stream its output. Everything goes to `console_log` (after what it holds, with
+    `append`: a boot again after a fault); the terminal gets the runner's and pytest's lines (ConsoleFilter).
+    A check that runs past its limit (its running file, lab/fault.py) ends the VM: `hung` names it."""
     plan_path = results / "lab-plan.json"
     plan_path.write_text(json.dumps(plan, indent=1))
     exit_file = results / "lab-exit-code"
@@ -226,6 +251,7 @@ def run(
     argv = _vng_argv(vng, kernel, kvm, [results], command, cpus, memory, force_9p, qemu_opts)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     first_test: list[float] = []
+    hung: list[Path] = []
 
     def watch_first_test() -> None:
         while proc.poll() is None and not first_test:
@@ -233,7 +259,16 @@ def run(
                 first_test.append(time.monotonic() - started)
             time.sleep(0.05)
 
-    with console_log.open("w") as log:
+    def watch_hangs() -> None:
+        # A hung guest prints nothing and writes nothing: the host ends it. Once a second, a stat per device.
+        while proc.poll() is None and not hung:
+            now = time.time()
+            hung.extend(path for path in resume_files.running_checks(results) if resume_files.overdue(path, now))
+            if hung:
+                kill_tree(proc)
+            time.sleep(1.0)
+
+    with console_log.open("a" if append else "w") as log:
         proc = subprocess.Popen(
             argv,
             env=_env(vng, bin_dirs),
@@ -246,24 +281,63 @@ def run(
         )
         watcher = threading.Thread(target=watch_first_test, daemon=True)
         watcher.start()
+        hang_watcher = threading.Thread(target=watch_hangs, daemon=True)
+        hang_watcher.start()
         # A VM that hangs prints nothing, so the limit cannot wait for the next line.
-        killer = threading.Timer(timeout, proc.kill)
+        killer = threading.Timer(timeout, kill_tree, (proc,))
         killer.start()
         assert proc.stdout is not None
         terminal = ConsoleFilter()
+        faulted: threading.Timer | None = None
         for line in proc.stdout:
             log.write(line)
             if KERNEL_LINE.match(line):
                 tail.append(line.rstrip())
             if terminal.shows(line):
                 print(line, end="", flush=True)
+            if faulted is None and terminal.guest_ready and QUIET_CONSOLE_FAULT.search(line):
+                log.flush()  # the report so far is on disk, whatever comes next
+                faulted = threading.Timer(FAULT_GRACE_S, kill_tree, (proc,))
+                faulted.start()
         proc.wait()
         if not killer.is_alive():
             tail.append(f"lab: VM killed after {timeout:.0f} s")
         killer.cancel()
+        if faulted is not None:
+            faulted.cancel()
         watcher.join(timeout=1)
+        hang_watcher.join(timeout=2)
     code = int(exit_file.read_text()) if exit_file.exists() else None
-    return VMRun(code, first_test[0] if first_test else None, list(tail))
+    return VMRun(code, first_test[0] if first_test else None, list(tail), list(hung))
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (from /proc), children first."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(text[text.rindex(")") + 2 :].split()[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, of in parents.items() if of == parent and child not in found]
+        found += children
+        frontier += children
+    return found
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    """Kill virtme-ng and QEMU below it: QEMU is virtme-run's child, and killed alone vng leaves it running (and
+    holding the console's pipe open)."""
+    for pid in [*descendants(proc.pid), proc.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue  # gone already
 
 
 def precompile(paths: list[Path]) -> None:

@@ -11,6 +11,7 @@ Roles, one module each:
   Allure result of allure-python-commons' model; links.py: citations as URLs; redact.py: no machine's paths in
   a message); beside_allure_pytest.py: with allure-pytest's --alluredir, its writer leaves our checks to ours;
 - output_failures.py: an output that fails mid-run (a full disk) is one line, and the run exits 3;
+- resume.py: in the lab, the check in progress on the host's disk, and the records of the boots before replayed;
 - usage_error.py: a run stopped by a usage error still writes the JUnit and JSON asked for, saying why;
 - compare.py, allure_config.py + allure_html.py (`pytest-rdma report`), waivers.py: after the run.
 
@@ -31,7 +32,7 @@ __all__ = ["register"]
 
 def register(config: pytest.Config) -> None:
     """Register the recorder everywhere, and the reporters only where results are written."""
-    from pytest_rdma.report import deviation_report
+    from pytest_rdma.report import deviation_report, resume
     from pytest_rdma.report.profile import Requirements
     from pytest_rdma.report.recorder import Recorder
     from pytest_rdma.report.whole_checks import WholeChecks
@@ -44,6 +45,7 @@ def register(config: pytest.Config) -> None:
     config.pluginmanager.register(WholeChecks(), "rdma-whole-checks")
     allure_dirs = allure_directories(config, options)
     if hasattr(config, "workerinput"):
+        resume.register(config, options, None)  # the lab's running file, written where checks run
         return  # an xdist worker: its records travel to the controller on the reports
     from pytest_rdma.report.results import Results
     from pytest_rdma.report.terminal import Summary
@@ -56,6 +58,7 @@ def register(config: pytest.Config) -> None:
     config.pluginmanager.register(summary, "rdma-summary")
     if config.option.collectonly:
         return  # collecting writes nothing: no output need be writable (a read-only checkout)
+    resume.register(config, options, results)  # in the lab: the running check, the boots before (resume.py)
     if options.json is not None:
         from pytest_rdma.report.jsonfile import JsonResults
 

@@ -120,7 +120,7 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
 # The package's layers, lowest first: a module may import its own layer and those below, never one above.
 # Each layer is named by module prefixes under pytest_rdma (a prefix covers a package's modules).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("binding", ("ibv", "shapes", "writable", "command_line", "cbuild")),  # ctypes and plain helpers
+    ("binding", ("ibv", "shapes", "writable", "command_line", "cbuild", "resume_files")),  # ctypes and plain helpers
     ("catalogue", ("catalogue", "verbs", "capabilities", "settings")),  # the data, and the options read over it
     ("cases", ("cases",)),  # generation: the catalogue's claims as frozen Cases
     ("calls", ("calls", "observations", "outcomes")),  # the one call layer, and what a verdict says

@@ -1,0 +1,95 @@
+"""A lab run that survives its guest kernel: which check is running, and the records of the boots before.
+
+Only in the lab (the in-VM runner sets the two variables below; lab/fault.py is the host's half):
+- `RunningCheck`, in the process that runs the checks (the xdist worker, else the only one), writes the
+  check about to start, what it is about and how long it may take to `PYTEST_RDMA_LAB_RUNNING` on the
+  results share before its setup begins. A kernel fault stops the VM before anything else can be said:
+  this file is how the host knows which check it cost;
+- `Resumed`, where results are written, replays the records of the boots before this one
+  (`PYTEST_RDMA_LAB_RESUME`: the checks that finished, and the host's record of the check that faulted)
+  through `pytest_rdma_record` at the session's start, so this run's JSON, JUnit, Allure and terminal
+  summary are the device's whole run; the runner deselects those checks, so none runs twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_rdma.report.jsonfile import load
+from pytest_rdma.report.phase import is_rdma_item, item_info
+from pytest_rdma.report.record import CheckInfo, Record
+from pytest_rdma.report.results import Results
+from pytest_rdma.report.terminal import failing
+from pytest_rdma.resume_files import RESUME_ENV, RUNNING_ENV
+from pytest_rdma.settings import Settings
+
+
+def running_entry(nodeid: str, info: CheckInfo, limit: int) -> dict[str, object]:
+    """The running file's content (pure): the check, what it is about, and its hang limit (0: none)."""
+    return {"nodeid": nodeid, "info": dict(info), "limit": limit}
+
+
+class RunningCheck:
+    """Writes each check's start to the running file, through the share, before its setup."""
+
+    def __init__(self, path: Path, settings: Settings) -> None:
+        self.path = path
+        # An exploration (--rdma-explore) runs inside the first check of a device: its seconds are the check's.
+        self.limit = settings.hang_limit + settings.explore if settings.hang_limit else 0
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
+        info: CheckInfo = item_info(item, None) if is_rdma_item(item) else {"nodeid": item.nodeid}
+        text = json.dumps(running_entry(item.nodeid, info, self.limit), sort_keys=True)
+        # One write and an fsync per check (a round trip to the host's disk): the host must read it even when
+        # the kernel stops a moment later.
+        with open(self.path, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def resumed_records(path: Path) -> list[Record]:
+    """The records a resumed run replays: those of the resume file, each node id once (the last one)."""
+    records = {record["nodeid"]: record for record in load(path)["results"] if record.get("nodeid")}
+    return list(records.values())
+
+
+class Resumed:
+    """Replays the boots before this one into every reporter; their failures count in this run's exit code."""
+
+    def __init__(self, records: list[Record], results: Results) -> None:
+        self.records = records
+        self.results = results
+
+    @pytest.hookimpl(trylast=True)  # after every reporter opened its output at the session's start
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        for record in self.records:
+            self.results.records.append(record)
+            if record.get("identity") and record.get("device"):
+                self.results.identities.setdefault(record["device"], record["identity"])  # type: ignore[arg-type]
+            if self.results.hook is not None:
+                self.results.hook.pytest_rdma_record(record=record)
+
+    @pytest.hookimpl(tryfirst=True)  # before the reporters write the exit status down
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if session.exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            return
+        if any(failing(record) for record in self.records):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif self.records:
+            session.exitstatus = pytest.ExitCode.OK  # every check of the device ran before this boot
+
+
+def register(config: pytest.Config, settings: Settings, results: Results | None) -> None:
+    """The running file where checks run, the replay where results are written; only when the lab asks."""
+    running = os.environ.get(RUNNING_ENV)
+    if running:
+        config.pluginmanager.register(RunningCheck(Path(running), settings), "rdma-running-check")
+    resume = os.environ.get(RESUME_ENV)
+    if resume and results is not None:
+        config.pluginmanager.register(Resumed(resumed_records(Path(resume)), results), "rdma-resumed")
