@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,29 @@ def test_the_run_as_nobody_does_not_explore_again(tmp_path: Path, pytester: pyte
     argv = guest.nobody_argv(plan, "rxe0", tmp_path, False, "rdma_process")
     argv = guest.without_unasked_plugins(argv, {}, tmp_path)
     assert "no:hypothesispytest" in argv
+
+
+def test_the_devices_runs_go_side_by_side_once_the_first_has_begun(tmp_path: Path) -> None:
+    # The second device's run starts once the first has begun its checks (the lab's cold start stays one
+    # run's), then both go at once; the first writes to the console, the second to its lab-output.txt.
+    began = threading.Event()
+    both_running = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def first(output: guest.RunOutput) -> int:
+        output.say("first's line")
+        time.sleep(0.3)  # its start: the second must wait for it
+        began.set()
+        seen["the second ran beside the first"] = both_running.wait(10)
+        return 0
+
+    def second(output: guest.RunOutput) -> int:
+        seen["the first had begun"] = began.is_set()
+        both_running.set()
+        output.say("second's line")
+        return 1
+
+    codes = guest.at_once([(first, tmp_path / "rxe0"), (second, tmp_path / "siw0")], began.is_set)
+    assert codes == [0, 1]
+    assert seen == {"the first had begun": True, "the second ran beside the first": True}
+    assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "second's line\n"
