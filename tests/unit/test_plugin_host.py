@@ -206,7 +206,9 @@ def test_under_xdist_the_controller_checks_the_port_while_its_workers_start(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {PORT_MESSAGE}"])
     assert "passed" not in result.stdout.str() and "Traceback" not in result.stderr.str()
-    assert opened == [("rxe0", 7, 0)]  # once, by the controller
+    # Once with the asked port, by the controller (the header's description opens it with the default port
+    # where provider/describe.py was first imported under another test's fake).
+    assert [call for call in opened if call[1] == 7] == [("rxe0", 7, 0)]
 
 
 def test_collecting_and_a_deviceless_run_open_nothing(
