@@ -57,7 +57,8 @@ CHECKS = [f"{SUITE.relative_to(REPO)}/test_verbs.py::test_{verb}" for verb in VE
 # -k selections by QP type; the expressions start with "(" so argparse does not read them as options.
 # All 4 types are the overhead runs themselves (every case, with the one that mixes the types).
 QP_TYPE_SETS = {0: "(no_such_check)", 1: "(-RC-)", 2: "(-RC- or -UD-)"}
-GOALS = {"overhead": 1.3, "speedup": 1.6, "cold_start_s": 20.0, "device_run_s": 120.0}
+# The cold start's goal is issue 29's, the one readme_run reports against (it was 20 s before the issue).
+GOALS = {"overhead": 1.3, "speedup": 1.6, "cold_start_s": readme_run.COLD_START_GOAL_S, "device_run_s": 120.0}
 GOALS.update(plugin_cost.GOALS)  # issue 29's: the plugin's own ms per check, xdist's share of its ceiling
 # Deviations' C reproducers are built and run (the lab's RDMA_CONFIRM) in the lab's own runs only:
 # that is a C compiler per deviation, a cost of the deviations found, not of each check.

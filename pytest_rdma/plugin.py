@@ -47,13 +47,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def validate_ports(names: tuple[str, ...], catalogue: Catalogue, port: int, gid_index: int) -> None:
     """A usage error, before any check runs, for a port that is absent or down or a GID index that is empty."""
+    from pytest_rdma.provider.describe import remember
     from pytest_rdma.provider.device import DeviceNotUsable, DeviceUnderTest
 
     for name in names:
         try:
-            DeviceUnderTest(name, catalogue, port, gid_index).close()
+            dut = DeviceUnderTest(name, catalogue, port, gid_index)
         except DeviceNotUsable as exc:
             raise pytest.UsageError(str(exc)) from None
+        remember(dut.identity)  # the report header's, without opening the device a second time
+        dut.close()
 
 
 def load_extra(specs: tuple[str, ...]) -> tuple[Verb, ...]:
@@ -150,7 +153,13 @@ def configure(config: pytest.Config) -> None:
         validate_devices(options.devices)
         if local_peer:
             validate_devices((local_peer,), flag="--rdma-peer")
-        validate_ports(chosen, catalogue, options.port, options.gid_index)
+        if starts_workers(config):
+            # Opening each device takes a good part of a second under an emulated CPU: an xdist controller
+            # checks the ports once its workers are starting (pytest_collection), so both overlap; no check
+            # runs before the controller's collection hook has returned.
+            config.stash[PORTS_PENDING] = (chosen, catalogue, options.port, options.gid_index)
+        else:
+            validate_ports(chosen, catalogue, options.port, options.gid_index)
         # Collecting writes nothing, so its outputs need not be writable (a read-only checkout).
         outputs.check(config, options)
     from pytest_rdma import fixtures, user_fixtures
@@ -160,6 +169,29 @@ def configure(config: pytest.Config) -> None:
     report.register(config)
     guard.register(config)
     explore_hooks.register(config)
+
+
+PORTS_PENDING = pytest.StashKey[tuple[tuple[str, ...], Catalogue, int, int]]()
+
+
+def starts_workers(config: pytest.Config) -> bool:
+    """Whether this process is an xdist controller that will start workers (-n N, --tx; xdist's own
+    pytest_cmdline_main has turned -n into a --dist mode by now)."""
+    return not hasattr(config, "workerinput") and getattr(config.option, "dist", "no") != "no"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """The xdist controller's port check, deferred from pytest_configure (see there): still before any check."""
+    pending = session.config.stash.get(PORTS_PENDING, None)
+    if pending is None:
+        return
+    del session.config.stash[PORTS_PENDING]
+    try:
+        validate_ports(*pending)
+    except pytest.UsageError as error:
+        session.config.stash[STOPPED] = error  # the reports say why, at unconfigure (as for a test wanting a device)
+        raise
 
 
 def add_kinds(config: pytest.Config) -> None:
@@ -198,8 +230,13 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if options.peer:
         where = f" on {options.peer_host}" if options.peer_host else ""
         lines.append(f"rdma: peer {options.peer}{where} (two-device checks send from each device to it)")
+    from pytest_rdma.provider.device import DeviceNotUsable
+
     for name in options.devices:
-        lines.append("rdma: " + describe(name).header_line())
+        try:
+            lines.append("rdma: " + describe(name).header_line())
+        except DeviceNotUsable as exc:  # an xdist controller checks the ports after the header: its error follows
+            lines.append(f"rdma: {name}: {exc}")
     return lines
 
 

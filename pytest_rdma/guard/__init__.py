@@ -55,6 +55,13 @@ def _register_leaks(config: pytest.Config, mode: str) -> str:
     return f"rdma guard: leaks: {mode}"
 
 
+def _drivers_of(devices: tuple[str, ...]) -> frozenset[str]:
+    """The drivers of this run's devices (and its peer on this host), as the kernel names them."""
+    from pytest_rdma.provider.identity import devices_with_drivers
+
+    return frozenset(driver for name, driver in devices_with_drivers() if name in devices and driver != "unknown")
+
+
 def _register_kernel_log(config: pytest.Config, mode: str) -> str:
     from pytest_rdma.guard import kmsg
 
@@ -62,5 +69,8 @@ def _register_kernel_log(config: pytest.Config, mode: str) -> str:
         return f"rdma guard: kernel log check off: {kmsg.KMSG} is not readable (needs root or kernel.dmesg_restrict=0)"
     from pytest_rdma.guard.kernel_log import KernelLogGuard
 
-    config.pluginmanager.register(KernelLogGuard(mode, kmsg.KmsgReader()), "rdma-guard-kernel-log")
+    options = settings.get(config)
+    local_peer = (options.peer,) if options.peer and not options.peer_host else ()
+    guard = KernelLogGuard(mode, kmsg.KmsgReader(), lambda: _drivers_of(options.devices + local_peer))
+    config.pluginmanager.register(guard, "rdma-guard-kernel-log")
     return f"rdma guard: kernel log: {mode}"

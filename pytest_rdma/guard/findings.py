@@ -3,8 +3,8 @@
 Findings travel on the teardown report as plain data (`report.__dict__`), which survives
 xdist's serialisation, so the controller's reporters can show them:
 - `rdma_leak`: {device: {resource: +n}} objects still counted by the kernel after the check;
-- `rdma_kernel_log`: {"kinds": [...], "lines": [...], "lost": bool} kernel fault records seen
-  while the check ran.
+- `rdma_kernel_log`: {"kinds": [...], "lines": [...], "lost": bool, "drivers": [...]} kernel fault
+  records seen while the check ran.
 In "fail" mode the finding is also raised at the end of teardown, so the check ends in a
 teardown error whose message names the fault.
 """
@@ -31,6 +31,7 @@ class KernelLogFinding(TypedDict, total=False):
     lines: list[str]
     from_user_space: bool
     lost: bool
+    drivers: list[str]  # the drivers whose code the reports name; none: attributed to every check running then
 
 
 # A guard's finding, as it goes on the teardown report and into the record.

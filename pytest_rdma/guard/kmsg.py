@@ -83,13 +83,40 @@ def classify(text: str) -> str:
     return ""
 
 
+# The drivers a fault report can name, by the provider names the checks' devices have (netlink's driver
+# id): each one's kernel module, as a report's lines tag a function of it ("rxe_requester+0x../0x.. [rdma_rxe]"),
+# and its functions' prefix (a built-in driver's functions carry no module tag).
+DRIVER_MODULES = {"rxe": ("rdma_rxe", "rxe_"), "siw": ("siw", "siw_")}
+_MODULES_LINKED_IN = re.compile(r"^Modules linked in:")  # every loaded module: names no culprit
+
+
+def _naming(module: str, prefix: str) -> re.Pattern[str]:
+    return re.compile(rf"\[{re.escape(module)}\]|\b{re.escape(prefix)}\w*\+0x|\bdrivers/infiniband/sw/{prefix[:-1]}/")
+
+
+_DRIVER_NAMING = {driver: _naming(module, prefix) for driver, (module, prefix) in DRIVER_MODULES.items()}
+
+
+def drivers_named(report: list[Record]) -> frozenset[str]:
+    """The drivers of DRIVER_MODULES a fault report's lines name: its headline, RIP or call trace in one of
+    their functions or source files (pure). "Modules linked in:" lists every loaded module and names none."""
+    texts = [record.text.strip() for record in report]
+    return frozenset(
+        driver
+        for driver, naming in _DRIVER_NAMING.items()
+        if any(naming.search(text) for text in texts if not _MODULES_LINKED_IN.match(text))
+    )
+
+
 @dataclass(frozen=True)
 class Fault:
-    """One kernel fault report: its headline record and, for a WARN(), the message it carried."""
+    """One kernel fault report: its headline record and, for a WARN(), the message it carried; `drivers`, those
+    of DRIVER_MODULES its lines name (drivers_named), none when it names no driver's code."""
 
     kind: str
     headline: Record
     message: tuple[Record, ...] = ()
+    drivers: frozenset[str] = frozenset()
 
     @property
     def records(self) -> tuple[Record, ...]:
@@ -128,14 +155,23 @@ def faults(records: list[Record]) -> list[Fault]:
     Only headlines are faults: a report's other lines (registers, call trace, cut-here and
     end-trace lines) are not reports of their own, and are left out of the excerpt.
     """
+    headlines = [at for at, record in enumerate(records) if classify(record.text)]
     found = []
-    for at, record in enumerate(records):
-        kind = classify(record.text)
-        if not kind:
-            continue
+    for index, at in enumerate(headlines):
+        record = records[at]
         message = _message(records, at) if WARN_HEADLINE.match(record.text.strip()) else ()
-        found.append(Fault(kind, record, message))
+        # A report runs from its cut-here line (or headline) to the next report's; its lines say whose it is.
+        start = min([at, *(records.index(line) for line in message)])
+        end = headlines[index + 1] if index + 1 < len(headlines) else len(records)
+        found.append(Fault(classify(record.text), record, message, drivers_named(records[start:end])))
     return found
+
+
+def concerns(fault: Fault, drivers: frozenset[str]) -> bool:
+    """Whether `fault` may be of a check on devices of `drivers` (pure): unless its report names only other
+    drivers' code. A report that names no driver is everyone's (another driver's run beside this one, in the
+    same kernel, cannot be told from this one's); one whose drivers are not known (empty) takes every fault."""
+    return not fault.drivers or not drivers or bool(fault.drivers & drivers)
 
 
 def readable() -> bool:

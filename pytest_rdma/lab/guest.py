@@ -11,7 +11,9 @@ devices' kernel resource counts must be back where they started once pytest has 
 
 from __future__ import annotations
 
+import concurrent.futures
 import configparser
+import functools
 import importlib.util
 import json
 import os
@@ -24,6 +26,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pytest_rdma import resume_files
@@ -381,6 +384,100 @@ def keep_scratch(scratch: Path, run_dir: Path) -> None:
             archive.add(scratch / name, arcname=name)
 
 
+class RunOutput:
+    """Where one of the runs made at once writes: the console, or (`log`) a file of its own, shown whole on
+    the console once the runs before it have ended, so that two runs' lines never mix."""
+
+    def __init__(self, log: Path | None) -> None:
+        self.log = log
+
+    def say(self, line: str) -> None:
+        if self.log is None:
+            print(line, flush=True)
+        else:
+            with self.log.open("a") as out:
+                out.write(line + "\n")
+
+    def run(self, argv: list[str], cwd: str, env: dict[str, str]) -> int:
+        if self.log is None:
+            return subprocess.run(argv, cwd=cwd, env=env, check=False).returncode
+        with self.log.open("a") as out:
+            return subprocess.run(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+
+
+RUN_OUTPUT = "lab-output.txt"  # a run's console output, in its results directory, when it ran beside another
+
+
+def at_once(jobs: Sequence[tuple[Callable[[RunOutput], int], Path]]) -> list[int]:
+    """Run each job (given its output) at once, each in a thread of its own; their exit codes, in order.
+
+    Used for the runs as nobody, which are mostly pytest's start (no running file: a kernel fault there ends
+    the lab as a killed VM). The first job writes to the console as it goes; each other one to RUN_OUTPUT in
+    its directory, printed after the jobs before it have ended.
+    """
+    if len(jobs) == 1:
+        return [jobs[0][0](RunOutput(None))]
+    outputs = [RunOutput(None if index == 0 else directory / RUN_OUTPUT) for index, (_, directory) in enumerate(jobs)]
+    for output, (_, directory) in zip(outputs[1:], jobs[1:]):
+        directory.mkdir(parents=True, exist_ok=True)
+        assert output.log is not None
+        output.log.write_text("")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [pool.submit(job, output) for (job, _), output in zip(jobs, outputs)]
+        codes = []
+        for future, output in zip(futures, outputs):
+            codes.append(future.result())
+            if output.log is not None:
+                print(output.log.read_text(errors="replace"), end="", flush=True)
+    return codes
+
+
+def device_run(
+    plan: dict, devices: list[str], results: Path, env: dict[str, str], xdist: bool, peer_host: str, output: RunOutput
+) -> int:
+    """One run of pytest on `devices` (one device, or all of them at once) with its own results, reporters,
+    crash isolation and resource counts; its exit code (a run that leaked is not clean)."""
+    label = "+".join(devices)
+    run_dir = results / label
+    run_dir.mkdir(parents=True, exist_ok=True)
+    isolation = isolation_args(plan["pytest_args"], xdist)
+    argv = [
+        plan["python"],
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        *(f"--rdma-dev={device}" for device in devices),
+        *peer_args(devices, plan["pytest_args"], peer_host),
+        *plan.get("report_args", []),
+        *isolation,
+        *plan["pytest_args"],
+    ]
+    argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
+    scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
+    argv = placed(argv, run_dir, scratch, label)
+    output.say(f"lab: === {label}: pytest {' '.join(argv[3:])}")
+    resumed = resume_files.resumed_nodeids(run_dir)
+    if resumed:
+        output.say(f"lab: === {label}: {len(resumed)} checks recorded in the boots before: not run again")
+    argv += [f"--deselect={nodeid}" for nodeid in resumed]
+    # A check's objects on the peer must go too (on the peer host, host 2 counts its own).
+    counted = [*devices, *([] if peer_host else map(peer_of, devices))]
+    before = resource_counts(counted)
+    run_env = dict(output_env(argv, env, run_dir), **resume_env(run_dir, bool(resumed)))
+    code = output.run(argv, plan["cwd"], run_env)
+    (run_dir / resume_files.RUNNING_FILE).unlink(missing_ok=True)  # no check runs now: no hang to watch
+    keep_scratch(scratch, run_dir)
+    output.say(f"lab: === {label}: pytest exited {code}")
+    document, lines = resource_report(counted, before, resource_counts(counted))
+    (run_dir / "resources.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    for line in lines:
+        output.say(f"lab: {line}")
+    if document["leaked"] and code == 0:
+        return EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
+    return code
+
+
 def main(plan_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     results = Path(plan["results"])
@@ -427,48 +524,15 @@ def main(plan_path: str) -> int:
     # A boot after a guest kernel fault (lab/fault.py) goes on where the one before stopped.
     ended = resume_files.ended_runs(results)
     worst = next((code for code in ended.values() if code), 0)
+    # One device's run after the other: a kernel fault is then the one running check's (lab/fault.py reads
+    # its running file), and side by side was no faster on a 2-core host (lab -k 'ibv_modify_qp or
+    # ibv_post_send', load 12: 593 s one after the other, 620 s side by side).
     for devices in runs:
         label = "+".join(devices)
         if label in ended:
             print(f"lab: === {label}: ran in a boot before (pytest exited {ended[label]})", flush=True)
             continue
-        run_dir = results / label
-        run_dir.mkdir(parents=True, exist_ok=True)
-        isolation = isolation_args(plan["pytest_args"], xdist)
-        argv = [
-            plan["python"],
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            *(f"--rdma-dev={device}" for device in devices),
-            *peer_args(devices, plan["pytest_args"], peer_host),
-            *plan.get("report_args", []),
-            *isolation,
-            *plan["pytest_args"],
-        ]
-        argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
-        scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
-        argv = placed(argv, run_dir, scratch, label)
-        print(f"lab: === {label}: pytest {' '.join(argv[3:])}", flush=True)
-        resumed = resume_files.resumed_nodeids(run_dir)
-        if resumed:
-            print(f"lab: === {label}: {len(resumed)} checks recorded in the boots before: not run again", flush=True)
-        argv += [f"--deselect={nodeid}" for nodeid in resumed]
-        # A check's objects on the peer must go too (on the peer host, host 2 counts its own).
-        counted = [*devices, *([] if peer_host else map(peer_of, devices))]
-        before = resource_counts(counted)
-        run_env = dict(output_env(argv, env, run_dir), **resume_env(run_dir, bool(resumed)))
-        code = subprocess.run(argv, cwd=plan["cwd"], env=run_env, check=False).returncode
-        (run_dir / resume_files.RUNNING_FILE).unlink(missing_ok=True)  # no check runs now: no hang to watch
-        keep_scratch(scratch, run_dir)
-        print(f"lab: === {label}: pytest exited {code}", flush=True)
-        document, lines = resource_report(counted, before, resource_counts(counted))
-        (run_dir / "resources.json").write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
-        for line in lines:
-            print(f"lab: {line}", flush=True)
-        if document["leaked"] and code == 0:
-            code = EXIT_TESTS_FAILED  # so CI notices a run that left objects behind
+        code = device_run(plan, devices, results, env, xdist, peer_host, RunOutput(None))
         resume_files.run_ended(results, label, code)
         worst = worst or code
     if control is not None:
@@ -507,7 +571,15 @@ def nobody_cannot_run(plan: dict) -> str:
 def unprivileged_runs(plan: dict, results: Path, env: dict[str, str], xdist: bool) -> int:
     """Every device's run as nobody, each one even after another's failed; the first failure's exit code."""
     why_not = nobody_cannot_run(plan)  # once: the same Python and directory for every device
-    codes = [unprivileged_run(plan, device, results, env, xdist, why_not) for device in plan["devices"]]
+    # At once, as root's runs are (at_once); nobody's results go to results/<device>/unprivileged/.
+    jobs = [
+        (
+            functools.partial(unprivileged_run, plan, device, results, env, xdist, why_not),
+            results / device / "unprivileged",
+        )
+        for device in plan["devices"]
+    ]
+    codes = at_once(jobs)
     return next((code for code in codes if code), 0)
 
 
@@ -541,7 +613,13 @@ def nobody_argv(plan: dict, device: str, scratch: Path, xdist: bool, mark: str) 
 
 
 def unprivileged_run(
-    plan: dict, device: str, results: Path, env: dict[str, str], xdist: bool, why_not: str | None = None
+    plan: dict,
+    device: str,
+    results: Path,
+    env: dict[str, str],
+    xdist: bool,
+    why_not: str | None = None,
+    output: RunOutput | None = None,
 ) -> int:
     """The checks about an unprivileged process (Claim.when; marked rdma_process), run as nobody.
 
@@ -553,13 +631,13 @@ def unprivileged_run(
 
     run_dir = results / device / "unprivileged"
     run_dir.mkdir(parents=True, exist_ok=True)
+    output = output or RunOutput(None)
     why = nobody_cannot_run(plan) if why_not is None else why_not
     if why:
-        print(
+        output.say(
             f"lab: {device}: no run as nobody: nobody cannot run {plan['python']} in {plan['cwd']} ({why}); "
             "a checkout under a private directory (such as /root) keeps it out. The checks about an "
-            "unprivileged process stay not exercised.",
-            flush=True,
+            "unprivileged process stay not exercised."
         )
         return 0
     scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-nobody-{device}-"))
@@ -568,11 +646,11 @@ def unprivileged_run(
     argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
     # No first-test marks: they go to the results directory's top, which nobody may not write.
     own_env = {key: value for key, value in env.items() if key != "PYTEST_RDMA_LAB_MARKS"}
-    print(f"lab: === {device} as nobody (unprivileged, memlock {_memlock()}): pytest -m {PROCESS_MARK}", flush=True)
-    code = subprocess.run(argv, cwd=plan["cwd"], env=own_env, check=False).returncode
+    output.say(f"lab: === {device} as nobody (unprivileged, memlock {_memlock()}): pytest -m {PROCESS_MARK}")
+    code = output.run(argv, plan["cwd"], own_env)
     shutil.copytree(scratch, run_dir, dirs_exist_ok=True)
     shutil.rmtree(scratch, ignore_errors=True)
-    print(f"lab: === {device} as nobody: pytest exited {code}", flush=True)
+    output.say(f"lab: === {device} as nobody: pytest exited {code}")
     return 0 if code == NO_TESTS_COLLECTED else code
 
 

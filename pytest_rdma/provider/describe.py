@@ -8,9 +8,19 @@ from pytest_rdma.catalogue.index import Catalogue
 from pytest_rdma.provider.device import DeviceUnderTest
 from pytest_rdma.provider.identity import DeviceIdentity
 
+# Identities already read by a device opened for another reason (the start's port check), by device name.
+_known: dict[str, DeviceIdentity] = {}
+
+
+def remember(identity: DeviceIdentity) -> None:
+    """Keep an identity read from an opened device, so that describe need not open the device again."""
+    _known[identity.name] = identity
+
 
 @cache
 def describe(name: str) -> DeviceIdentity:
+    if name in _known:
+        return _known[name]
     from pytest_rdma.verbs import CATALOGUE
 
     dut = DeviceUnderTest(name, Catalogue.of(CATALOGUE), usable=False)

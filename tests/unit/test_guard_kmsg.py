@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rdma.guard.kernel_log import describe, faults
-from pytest_rdma.guard.kmsg import Record, classify, parse_record
+from pytest_rdma.guard.kernel_log import NAMES_NO_DRIVER, describe, faults
+from pytest_rdma.guard.kmsg import Record, classify, concerns, parse_record
 
 # A real WARN() report, as /dev/kmsg gave it in the lab (kernel 6.1.0-56-amd64, x86_64, TCG) when
 # the lab's module (pytest_rdma/lab/kwarn_ko) was loaded with nonce=first1234: one record a line.
@@ -85,7 +85,7 @@ def test_only_faults_are_kept_and_described_by_the_first() -> None:
     found = faults([r for r in records if r is not None])
     assert [fault.kind for fault in found] == ["warning", "kasan"]
     assert describe(found) == (
-        "kernel fault (kasan, warning) logged during this check: WARNING: CPU: 0 PID: 9 at a.c:1"
+        f"kernel fault (kasan, warning) logged during this check: WARNING: CPU: 0 PID: 9 at a.c:1 ({NAMES_NO_DRIVER})"
     )
 
 
@@ -107,7 +107,9 @@ def test_real_warning_is_one_kernel_fault_with_its_message() -> None:
     assert [record.text for record in fault.message] == [REAL_MESSAGE]
     # Raised by kernel code: facility 0, which user space cannot log with.
     assert not any(record.from_user_space for record in fault.records)
-    assert describe(found) == f"kernel fault (warning) logged during this check: {REAL_HEADLINE}; {REAL_MESSAGE}"
+    assert describe(found) == (
+        f"kernel fault (warning) logged during this check: {REAL_HEADLINE}; {REAL_MESSAGE} ({NAMES_NO_DRIVER})"
+    )
 
 
 def test_only_the_headline_of_the_real_warning_is_classified() -> None:
@@ -152,3 +154,44 @@ def test_lines_before_another_report_are_not_taken_for_the_warning_message() -> 
     )
     found = faults([r for r in (parse_record(raw) for raw in raws) if r is not None])
     assert [(fault.kind, fault.message) for fault in found] == [("warning", ()), ("bug", ())]
+
+
+# A BUG in rxe's code, in the shape of a real report: "Modules linked in:" lists siw too (every loaded module).
+RXE_BUG = (
+    "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+    "Modules linked in: siw(OE) libcrc32c dummy rdma_rxe ib_uverbs ib_core",
+    "RIP: 0010:rxe_completer+0x2a1/0xf90 [rdma_rxe]",
+    "Call Trace:",
+    " <TASK>",
+    " do_task+0x61/0x1f0 [rdma_rxe]",
+    " tasklet_action_common+0x113/0x120",
+)
+SIW_WARNING = (
+    "WARNING: CPU: 0 PID: 88 at drivers/infiniband/sw/siw/siw_qp.c:101 siw_qp_llp_close+0x2a/0x90 [siw]",
+    "Modules linked in: siw(OE) libcrc32c dummy rdma_rxe ib_uverbs ib_core",
+    "Call Trace:",
+)
+
+
+def kernel_records(*lines: str) -> list[Record]:
+    return [Record(facility=0, level=4, seq=seq, text=text) for seq, text in enumerate(lines)]
+
+
+def test_a_fault_in_one_drivers_code_is_that_drivers_runs_only() -> None:
+    # The lab runs rxe0 and siw0 at once in one kernel: a report whose RIP or call trace is in rxe's
+    # module is not a fault of the siw0 check running then, nor siw's of an rxe0 check.
+    rxe_bug, siw_warning = faults(kernel_records(*RXE_BUG, *SIW_WARNING))
+    assert rxe_bug.drivers == {"rxe"} and siw_warning.drivers == {"siw"}
+    assert concerns(rxe_bug, frozenset({"rxe"})) and not concerns(rxe_bug, frozenset({"siw"}))
+    assert concerns(siw_warning, frozenset({"siw"})) and not concerns(siw_warning, frozenset({"rxe"}))
+    # A run on both (or whose drivers are not known) keeps both.
+    assert concerns(rxe_bug, frozenset({"rxe", "siw"})) and concerns(siw_warning, frozenset())
+    assert NAMES_NO_DRIVER not in describe([rxe_bug])
+
+
+def test_a_fault_that_names_no_driver_is_every_running_checks_and_says_so() -> None:
+    # The real report (the lab's own module) lists rdma_rxe and siw only among the modules linked in.
+    (fault,) = faults(real_records())
+    assert fault.drivers == frozenset()
+    assert concerns(fault, frozenset({"rxe"})) and concerns(fault, frozenset({"siw"}))
+    assert describe([fault]).endswith(f"({NAMES_NO_DRIVER})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,7 @@ def test_every_device_runs_as_nobody_even_after_one_failed(monkeypatch: pytest.M
     monkeypatch.setattr(guest, "nobody_cannot_run", lambda plan: None)
     monkeypatch.setattr(guest, "unprivileged_run", run_one)
     code = guest.unprivileged_runs({"devices": ["rxe0", "siw0"]}, tmp_path, {}, False)
-    assert ran == ["rxe0", "siw0"]
+    assert sorted(ran) == ["rxe0", "siw0"]  # at once, each in its own thread
     assert code == 1
 
 
@@ -141,3 +142,28 @@ def test_the_run_as_nobody_does_not_explore_again(tmp_path: Path, pytester: pyte
     argv = guest.nobody_argv(plan, "rxe0", tmp_path, False, "rdma_process")
     argv = guest.without_unasked_plugins(argv, {}, tmp_path)
     assert "no:hypothesispytest" in argv
+
+
+def test_the_runs_as_nobody_go_side_by_side_each_with_its_own_output(tmp_path: Path) -> None:
+    # The two devices' runs as nobody run at once; the first writes to the console, the second to its
+    # lab-output.txt (shown after the first ends), so that their lines never mix.
+    first_running = threading.Event()
+    second_running = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def first(output: guest.RunOutput) -> int:
+        output.say("first's line")
+        first_running.set()
+        seen["the second ran beside the first"] = second_running.wait(10)
+        return 0
+
+    def second(output: guest.RunOutput) -> int:
+        seen["the first ran beside the second"] = first_running.wait(10)
+        second_running.set()
+        output.say("second's line")
+        return 1
+
+    codes = guest.at_once([(first, tmp_path / "rxe0"), (second, tmp_path / "siw0")])
+    assert codes == [0, 1]
+    assert seen == {"the first ran beside the second": True, "the second ran beside the first": True}
+    assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "second's line\n"

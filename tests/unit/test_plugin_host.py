@@ -15,7 +15,7 @@ import pytest
 from pytest_rdma import selection
 from pytest_rdma.generate import expand
 from pytest_rdma.provider import device
-from pytest_rdma.provider.identity import rdma_core_version, sysfs_devices
+from pytest_rdma.provider.identity import DeviceIdentity, rdma_core_version, sysfs_devices
 from pytest_rdma.verbs import CATALOGUE
 
 pytestmark = pytest.mark.skipif(bool(sysfs_devices()), reason="this host has RDMA devices; these tests need none")
@@ -174,6 +174,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int, int
             calls.append((name, port, gid_index))
             if port == 7:
                 raise device.DeviceNotUsable(PORT_MESSAGE)
+            self.identity = DeviceIdentity(name, "rxe", "CA", "roce", "fw", "0x0", "0x0", "kernel", "rdma-core")
 
         def close(self) -> None:
             pass
@@ -193,6 +194,21 @@ def test_a_bad_port_is_a_usage_error_before_any_check(
     result.stderr.fnmatch_lines([f"ERROR: {PORT_MESSAGE}"])
     assert "test_plain" not in result.stdout.str() and "passed" not in result.stdout.str()
     assert opened == [("rxe0", 7, 3)]
+
+
+def test_under_xdist_the_controller_checks_the_port_while_its_workers_start(
+    pytester: pytest.Pytester, opened: list[tuple[str, int, int]]
+) -> None:
+    # The controller checks the ports in its collection hook, after it has started the workers (whose start
+    # then overlaps the device's opening): still a usage error in one line, before any check has run.
+    plain = str(pytester.makepyfile("def test_plain():\n    pass\n"))
+    result = pytester.runpytest("-n", "1", "--rdma-dev", "rxe0", "--rdma-port", "7", plain)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {PORT_MESSAGE}"])
+    assert "passed" not in result.stdout.str() and "Traceback" not in result.stderr.str()
+    # Once with the asked port, by the controller (the header's description opens it with the default port
+    # where provider/describe.py was first imported under another test's fake).
+    assert [call for call in opened if call[1] == 7] == [("rxe0", 7, 0)]
 
 
 def test_collecting_and_a_deviceless_run_open_nothing(
