@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 SHIPPED_DIR = Path(__file__).with_name("expectations")
 SCOPES = ("kernel", "rdma_core", "firmware")
+# What a kernel fault is called in a record: the kernel-log guard's kinds (guard/kmsg.py) and the lab's, for a
+# fault that ended its VM (lab/fault.py). A test holds them to both.
+KERNEL_FAULT_KINDS = ("warning", "bug", "oops", "kasan", "lockdep", "panic", "hang")
 WAIVER_KEYS = {"id", "reason", "link", "observed", *SCOPES}
 REQUIRED_KEYS = ("id", "reason", "link")
 TOP_LEVEL_KEYS = {"driver", "require", "waiver"}
@@ -125,6 +128,14 @@ class Waiver:
         """`observed = { crash = true }`: the process running the check dies in it (a provider's segfault in
         the verb). Such a waiver holds for that crash only, never for a deviation or an error."""
         return self.observed.get("crash") is True
+
+    @property
+    def waived_kernel_fault(self) -> str:
+        """`observed = { kernel_fault = KIND }`: the kernel faults so during the check (the kernel-log guard's
+        WARNING, BUG, Oops, KASAN or lockdep report, or the lab's Oops, panic or hang that ended the VM). Such a
+        waiver holds for that fault only, never for a deviation or an error of the check's own; "" if not one."""
+        kind = self.observed.get("kernel_fault")
+        return kind if isinstance(kind, str) else ""
 
     def matches_observation(self, observation: Observation) -> bool:
         """The deviation's observation holds what the waiver records (its type decides: Observation.matches)."""
@@ -344,6 +355,14 @@ def _waiver(entry: object, driver: str, path: Path, line: int, seen: dict[str, i
             line,
             "[[waiver]] observed = { crash = true } waives the check's crash and stands alone: "
             "a crash has nothing else to record",
+        )
+    if "kernel_fault" in observed and (observed["kernel_fault"] not in KERNEL_FAULT_KINDS or len(observed) > 1):
+        raise _fail(
+            path,
+            line,
+            "[[waiver]] observed = { kernel_fault = KIND } waives the kernel's fault during the check and stands "
+            f"alone; KIND is one of {', '.join(KERNEL_FAULT_KINDS)} (the record's observation.kernel_fault, "
+            "or its kernel_log.kinds)",
         )
     scopes = {scope: entry[scope] for scope in SCOPES if scope in entry}
     for scope, spec in scopes.items():

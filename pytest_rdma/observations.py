@@ -698,6 +698,28 @@ class Crashed(Observation):
 
 
 @dataclass(frozen=True)
+class KernelFaulted(Observation):
+    """The kernel faulted during the check: a WARNING, BUG, Oops, KASAN or lockdep report the kernel-log guard
+    read (`kind` as guard/kmsg.py names it), or in the lab an Oops, panic or hang that ended the VM (lab/fault.py,
+    with the kernel's report as `console`). A waiver of it records the kind alone (expectations.py)."""
+
+    kind: str
+    console: tuple[str, ...] = ()
+    problem: str = ""
+    KEYS: ClassVar[tuple[str, ...]] = ("kernel_fault",)
+
+    def items(self) -> list[tuple[str, object]]:
+        return [("kernel_fault", self.kind), *([("console", list(self.console))] if self.console else [])]
+
+    @classmethod
+    def read(cls, data: Mapping[str, object], problem: str) -> Observation | None:
+        kind, console = data.get("kernel_fault"), data.get("console") or []
+        if not isinstance(kind, str) or not isinstance(console, list):
+            return None
+        return cls(kind, tuple(str(line) for line in console), problem)
+
+
+@dataclass(frozen=True)
 class Opaque(Observation):
     """An observation read back that no type here recognises (a results file of another version)."""
 
@@ -728,6 +750,7 @@ TYPES: tuple[type[Observation], ...] = (
     Repeated,
     Produced,
     Crashed,
+    KernelFaulted,
     Problem,
 )
 

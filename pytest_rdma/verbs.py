@@ -6893,10 +6893,17 @@ ibv_post_send = Verb(
             variant="RC-type-2",
             params={"foreign": "mw", "statuses": ("IBV_WC_MW_BIND_ERR",)},
         ),
-        # No bind-mw-region-of-another-context claim: on rxe 6.1 that bind takes hold (rxe_check_bind_mw() has
-        # no region PD comparison) and the next RDMA netlink PD dump of the process oopses the kernel
-        # (fill_res_pd_entry: NULL pd->uobject->context), which hangs the run; it waits for a way to run
-        # checks that can take the kernel down apart (README, relations).
+        Claim(
+            "bind-mw-region-of-another-context",
+            "foreign-pd-bind",
+            "an IBV_WR_BIND_MW work request binding a type 2 window to a region registered in a second context "
+            "of the device completes with a memory window bind error",
+            "DESCRIPTION",
+            needs=(_MW_TYPE_2,),
+            also=(_IBTA_MW_PD, Source("man", "ibv_alloc_mw(3)", "DESCRIPTION"), _ACROSS_CONTEXTS),
+            variant="RC-type-2",
+            params={"foreign": "mr", "across": "context", "statuses": ("IBV_WC_MW_BIND_ERR",)},
+        ),
         Claim(
             "bind-mw-window-of-another-context",
             "foreign-pd-bind",

@@ -37,6 +37,11 @@ class KernelLogFinding(TypedDict, total=False):
 # A guard's finding, as it goes on the teardown report and into the record.
 Finding = Union[Leak, KernelLogFinding]
 FINDINGS_KEY = pytest.StashKey[dict[str, Finding]]()
+# The kernel fault a waiver of the check's driver records (expectations.py, `observed = { kernel_fault = KIND }`),
+# set by the recorder at setup: a report of exactly that kind is the waived one, not the check's failure.
+WAIVED_FAULT_KEY = pytest.StashKey[str]()
+# Set when the kernel-log guard scanned the log for the check: without it, no finding says nothing of a waiver.
+KERNEL_LOG_SCANNED_KEY = pytest.StashKey[bool]()
 
 
 class ResourceLeak(Exception):

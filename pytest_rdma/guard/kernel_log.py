@@ -17,7 +17,9 @@ import pytest
 from pytest_rdma.guard.after_teardown import AfterTeardown
 from pytest_rdma.guard.findings import (
     KERNEL_LOG_FIELD,
+    KERNEL_LOG_SCANNED_KEY,
     MARK_EXPECTED,
+    WAIVED_FAULT_KEY,
     KernelFault,
     KernelLogFinding,
     attach,
@@ -61,6 +63,7 @@ class KernelLogGuard(AfterTeardown):
 
     def _check(self, item: pytest.Item, teardown_failed: bool) -> None:
         found = faults(self.reader.scan())
+        item.stash[KERNEL_LOG_SCANNED_KEY] = True
         if found:
             found = [fault for fault in found if concerns(fault, self.run_drivers())]
         if not found:
@@ -78,7 +81,8 @@ class KernelLogGuard(AfterTeardown):
         if not value["drivers"]:
             text += f"\n({NAMES_NO_DRIVER})"
         attach(item, KERNEL_LOG_FIELD, value, "rdma kernel log", text)
-        expected = item.get_closest_marker(MARK_EXPECTED) is not None
+        waived = item.stash.get(WAIVED_FAULT_KEY, "")
+        expected = item.get_closest_marker(MARK_EXPECTED) is not None or set(value["kinds"]) == {waived}
         conclude(item, self.mode, KernelFault(describe(found)), teardown_failed, expected)
 
     def pytest_unconfigure(self) -> None:

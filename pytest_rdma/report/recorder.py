@@ -18,6 +18,7 @@ import pytest
 
 from pytest_rdma.expectations import Expectations, Waiver
 from pytest_rdma.explore.execute import EXPLORE, EXPLORED
+from pytest_rdma.guard.findings import KERNEL_LOG_SCANNED_KEY, WAIVED_FAULT_KEY
 from pytest_rdma.outcomes import DEVIATES, UNSUPPORTED, WAIVED, Deviation
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm_pair import confirm_run
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 INFO_KEY = pytest.StashKey[CheckInfo]()
 NEXT_KEY = pytest.StashKey["pytest.Item | None"]()
 WAIVER_KEY = pytest.StashKey[Waiver]()
+FAULT_WAIVER_KEY = pytest.StashKey[Waiver]()  # a waiver of a kernel fault during the check (kernel_fault_phase)
 # Identity facts recorded per test as JUnit properties (for pytest's own --junitxml).
 JUNIT_IDENTITY_FIELDS = ("driver", "node_type", "transport", "firmware", "vendor_id", "vendor_part_id")
 
@@ -67,7 +69,11 @@ class Recorder:
         if info is None:
             return
         waiver = self.expectations.find(info) if info["driver"] else None
-        if waiver is not None:
+        if waiver is not None and waiver.waived_kernel_fault:
+            # Not the check's own deviation: the kernel-log guard's finding of that kind, judged at teardown.
+            item.stash[FAULT_WAIVER_KEY] = waiver
+            item.stash[WAIVED_FAULT_KEY] = waiver.waived_kernel_fault
+        elif waiver is not None:
             item.stash[WAIVER_KEY] = waiver
             # pytest's own xfail machinery does the rest: a Deviation is XFAIL; a pass is XPASS,
             # which strict turns into a failure. Only a Deviation is waived, never an error.
@@ -127,6 +133,9 @@ class Recorder:
                 if self.settings.confirm and "reproducer" in phase:
                     reproducer = phase["reproducer"]
                     reproducer["confirmed"] = confirm_run(run, self.settings.reproducers, reproducer)
+        fault_waiver = item.stash.get(FAULT_WAIVER_KEY, None)
+        if fault_waiver is not None and report.when == "teardown" and item.stash.get(KERNEL_LOG_SCANNED_KEY, False):
+            phase = kernel_fault_phase(phase, fault_waiver)
         if self.settings.pytest_junit and report.when == "teardown":
             # The guards' findings in pytest's own --junitxml too (the teardown report carries them).
             report.user_properties.extend((f"rdma.{key}", text) for key, text in finding_properties(phase))
@@ -158,6 +167,27 @@ def _unwaive(report: pytest.TestReport, phase: Phase, waiver: Waiver, exc: Devia
         "pytest_outcome": "failed",
         "waiver": {**waiver.as_dict(), "status": "mismatch"},
         "reason": text,
+    }
+
+
+def kernel_fault_phase(phase: Phase, waiver: Waiver) -> Phase:
+    """The teardown's phase of a check whose driver has a waiver of a kernel fault (pure): the guard's finding of
+    exactly that kind is waived ("applied"); no finding, the fault is gone ("fixed", so the review calls the
+    waiver stale); a finding of another kind failed the teardown already ("mismatch")."""
+    kind = waiver.waived_kernel_fault
+    finding = phase.get("kernel_log")
+    if not finding:
+        return {**phase, "waiver": {**waiver.as_dict(), "status": "fixed"}}
+    if set(finding["kinds"]) != {kind}:
+        return {**phase, "waiver": {**waiver.as_dict(), "status": "mismatch"}}
+    return {
+        **phase,
+        "outcome": WAIVED,
+        "reason": f"waived: {waiver.reason}",
+        "expected": "the check ends and the kernel logs no fault",
+        "observed": finding["lines"][0] if finding["lines"] else kind,
+        "observation": {"kernel_fault": kind},
+        "waiver": {**waiver.as_dict(), "status": "applied"},
     }
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rdma.expectations import Expectations
+from pytest_rdma.outcomes import DEVIATES, WAIVED
 from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.phase import is_rdma_item, item_info
 from pytest_rdma.report.record import CheckInfo, Record
@@ -68,6 +70,9 @@ class Resumed:
 
     @pytest.hookimpl(trylast=True)  # after every reporter opened its output at the session's start
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        expectations = self.results.expectations
+        if expectations is not None:  # a kernel fault's record is judged by the waivers of this run
+            self.records = [with_fault_waiver(record, expectations) for record in self.records]
         for record in self.records:
             self.results.records.append(record)
             if record.get("identity") and record.get("device"):
@@ -83,6 +88,26 @@ class Resumed:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         elif self.records:
             session.exitstatus = pytest.ExitCode.OK  # every check of the device ran before this boot
+
+
+def with_fault_waiver(record: Record, expectations: Expectations) -> Record:
+    """The lab's record of a check whose kernel fault ended the VM (lab/fault.py), judged by the waivers of its
+    driver (pure): a waiver of exactly that fault waives it; one of another fault says "mismatch"."""
+    kind = record.get("observation", {}).get("kernel_fault")
+    if record.get("outcome") != DEVIATES or not isinstance(kind, str) or not record.get("driver"):
+        return record
+    waiver = expectations.find(record)
+    if waiver is None or not waiver.waived_kernel_fault:
+        return record
+    if waiver.waived_kernel_fault != kind:
+        return {**record, "waiver": {**waiver.as_dict(), "status": "mismatch"}}
+    return {
+        **record,
+        "outcome": WAIVED,
+        "pytest_outcome": "xfailed",
+        "reason": f"waived: {waiver.reason}",
+        "waiver": {**waiver.as_dict(), "status": "applied"},
+    }
 
 
 def register(config: pytest.Config, settings: Settings, results: Results | None) -> None:
