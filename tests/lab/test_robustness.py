@@ -202,6 +202,46 @@ def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pyte
     assert "rdma.kernel_log" not in props["test_quiet_before"] and "rdma.kernel_log" not in props["test_quiet_after"]
 
 
+FAULT_WAIVER = """driver = "{driver}"
+[[waiver]]
+id = "test_makes_the_kernel_warn"
+reason = "the lab's kwarn module WARNs in its init function, on purpose"
+link = "pytest_rdma/lab/kwarn.py"
+observed = {{ kernel_fault = "{kind}" }}
+"""
+
+
+@pytest.mark.rdma_kernel_log_expected  # the inner runs' warnings are this test's window too
+def test_a_waiver_of_a_kernel_warning_holds_for_that_warning_only(
+    pytester: pytest.Pytester, device: str, rdma_dut: Any
+) -> None:
+    # The same real WARN() as above, waived by the driver's expectations (observed = { kernel_fault = "warning" }):
+    # the check is waived, not an error, and the run passes; a waiver of another fault (an Oops) does not hold.
+    driver = rdma_dut.identity.driver
+    pytester.makepyfile(
+        test_kernel=KERNEL_TEST.format(ko=kwarn_module(), nonce=secrets.token_hex(4), refused=kwarn.REFUSED)
+    )
+    outcomes = {}
+    for kind in ("warning", "oops"):
+        expectations = pytester.path / kind
+        expectations.mkdir()
+        (expectations / f"{driver}.toml").write_text(FAULT_WAIVER.format(driver=driver, kind=kind))
+        out = pytester.path / f"{kind}.json"
+        result = pytester.runpytest(
+            "--rdma-dev", device, "--rdma-kernel-log=fail", "-p", "no:xdist", f"--rdma-json={out}",
+            f"--rdma-expectations={expectations}",
+        )  # fmt: skip
+        record = json_records(out)["test_makes_the_kernel_warn"]
+        outcomes[kind] = (result.ret, record["outcome"], (record["waiver"] or {}).get("status"))
+        if kind == "warning":
+            assert record["observation"] == {"kernel_fault": "warning"}
+            assert record["kernel_log"]["kinds"] == ["warning"]
+    assert outcomes == {
+        "warning": (pytest.ExitCode.OK, "waived", "applied"),
+        "oops": (pytest.ExitCode.TESTS_FAILED, "error", "mismatch"),
+    }
+
+
 CRASH_TEST = """
 import os
 import signal

@@ -24,6 +24,7 @@ from pytest_rdma.observations import (
     Errno,
     EventCq,
     FieldValue,
+    KernelFaulted,
     MissingAsyncEvent,
     Observation,
     Opaque,
@@ -113,6 +114,11 @@ SHAPES: list[tuple[Observation, dict[str, object]]] = [
     ),
     (Produced("IBV_WC_SUCCESS"), {"value": "IBV_WC_SUCCESS"}),
     (Crashed(), {"crash": True}),
+    (KernelFaulted("warning"), {"kernel_fault": "warning"}),
+    (
+        KernelFaulted("oops", ("BUG: unable to handle page fault",)),
+        {"kernel_fault": "oops", "console": ["BUG: unable to handle page fault"]},
+    ),
 ]
 
 

@@ -131,6 +131,7 @@ def test_a_type_2_bind_across_pds_is_checked_for_the_region_and_the_window_where
     assert {name: (c.spec["params"]["foreign"], c.spec["params"].get("across", "pd")) for name, c in cases.items()} == {
         "test_ibv_post_send[bind-mw-region-of-another-pd-RC-type-2]": ("mr", "pd"),
         "test_ibv_post_send[bind-mw-window-of-another-pd-RC-type-2]": ("mw", "pd"),
+        "test_ibv_post_send[bind-mw-region-of-another-context-RC-type-2]": ("mr", "context"),
         "test_ibv_post_send[bind-mw-window-of-another-context-RC-type-2]": ("mw", "context"),
     }
     for case in cases.values():
