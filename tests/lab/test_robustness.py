@@ -179,7 +179,7 @@ def test_kernel_warning_is_attributed_to_the_check_that_caused_it(pytester: pyte
     result.stdout.fnmatch_lines(
         [
             f"*KernelFault: kernel fault (warning) logged during this check: WARNING: CPU: * "
-            f"PID: * at *{kwarn.NAME}.c:* {kwarn.NAME}_init+0x*; {kwarn.MESSAGE} {nonce}"
+            f"PID: * at *{kwarn.NAME}.c:* {kwarn.NAME}_init+0x*; {kwarn.MESSAGE} {nonce}*"
         ]
     )
     teardowns = teardown_reports(result)
