@@ -115,6 +115,11 @@ def register(config: pytest.Config, settings: Settings, results: Results | None)
     running = os.environ.get(RUNNING_ENV)
     if running:
         config.pluginmanager.register(RunningCheck(Path(running), settings), "rdma-running-check")
+        if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+            # Where the checks run (the worker, or a run without xdist), its own pytest runs (a lab test's inner
+            # run) must not write the file: a fault during them is the check's that started them. An xdist
+            # controller keeps it for its workers.
+            os.environ.pop(RUNNING_ENV)
     resume = os.environ.get(RESUME_ENV)
     if resume and results is not None:
         config.pluginmanager.register(Resumed(resumed_records(Path(resume)), results), "rdma-resumed")
