@@ -3,7 +3,7 @@
 A WARNING, BUG, Oops, KASAN or lockdep report that appears between the start of a check's
 setup and the end of its teardown is attached to that check. With several xdist workers the
 log is shared, so a fault is attached to whichever checks were running when it appeared.
-Several runs at once on devices of different drivers (the lab runs rxe0 and siw0 side by side)
+Several runs at once on devices of different drivers (the lab runs its runs as nobody side by side)
 share it too: a report whose lines name only another driver's code (kmsg.drivers_named) is that
 driver's run's, and one that names no driver is attributed to every check running then, and says so.
 """
