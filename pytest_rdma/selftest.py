@@ -43,6 +43,8 @@ SHOWN_FAILURES = 10  # per step, in the summary; the step's own output has them 
 # costs a boot and, the first time, its install and siw build; the whole catalogue is the lab's job.
 MATRIX_KERNEL_PACKAGE = "linux-image-6.12-amd64"
 MATRIX_SLICE = ["-k", "ibv_query_port"]
+# Seconds one lab test (an inner pytest run, or several) may take before the lab calls the guest hung.
+LAB_TEST_HANG_LIMIT_S = 1800
 
 
 def matrix_kernels(given: list[str] | None) -> list[str]:
@@ -248,7 +250,14 @@ def main(argv: list[str]) -> int:
     in_lab.junit = reports / "+".join(devices) / "lab-tests.xml"
     request = lab.LabRequest(
         devices=devices,
-        pytest_args=[str(REPO / "tests" / "lab"), "--junitxml={results}/lab-tests.xml", *passthrough],
+        pytest_args=[
+            str(REPO / "tests" / "lab"),
+            "--junitxml={results}/lab-tests.xml",
+            # A lab test is a whole pytest run of its own (test_explore's: 118 s idle), not one check: at the
+            # default hang limit (300 s) a loaded CI machine ended the VM in the middle of a healthy one.
+            f"--rdma-hang-limit={LAB_TEST_HANG_LIMIT_S}",
+            *passthrough,
+        ],
         results=reports,
         cache=options.cache,
         install=not options.no_install,

@@ -80,6 +80,19 @@ class Resumed:
             if self.results.hook is not None:
                 self.results.hook.pytest_rdma_record(record=record)
 
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        # pytest's own counts and --junitxml know only this boot's tests; a faulted check of a test that is not
+        # an rdma check (a device's summary omits it) would otherwise be seen only in the exit code.
+        if not self.records:
+            return
+        failed = [record for record in self.records if failing(record)]
+        terminalreporter.write_sep("=", "rdma: results of the lab's boots before this one")
+        terminalreporter.write_line(
+            f"{len(self.records)} replayed (every reporter of this run has them), {len(failed)} failing:"
+        )
+        for record in failed:
+            terminalreporter.write_line(f"  {record['outcome']:<10} {record['nodeid']}: {record.get('reason', '')}")
+
     @pytest.hookimpl(tryfirst=True)  # before the reporters write the exit status down
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if session.exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
@@ -120,6 +133,8 @@ def register(config: pytest.Config, settings: Settings, results: Results | None)
             # run) must not write the file: a fault during them is the check's that started them. An xdist
             # controller keeps it for its workers.
             os.environ.pop(RUNNING_ENV)
-    resume = os.environ.get(RESUME_ENV)
+    # Read once and taken out: a check's own pytest run (a lab test's inner run) inherits the environment, and
+    # must not replay this run's records into its results. Workers need it not: results are written here.
+    resume = os.environ.pop(RESUME_ENV, None)
     if resume and results is not None:
         config.pluginmanager.register(Resumed(resumed_records(Path(resume)), results), "rdma-resumed")

@@ -225,6 +225,10 @@ def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
         *deselected,
     )
     assert second.ret == pytest.ExitCode.TESTS_FAILED, second.stdout.str()
+    # pytest's own counts know only this boot: the terminal says what was replayed, and what of it fails.
+    second.stdout.fnmatch_lines(
+        [f"{len(before) + 1} replayed*, 1 failing:", "  deviates*test_ibv_demo?rxe0-keeps-promise-blocked?: kernel fault: *"]
+    )
     results = json.loads((pytester.path / "results.json").read_text())
     nodeids = [r["nodeid"] for r in results["results"]]
     rxe0 = {node("rxe0", b) for b in ("conforming", "deviant", "rc-only", "unreached", "blocked")}
@@ -252,6 +256,28 @@ def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     assert third.ret == pytest.ExitCode.TESTS_FAILED, third.stdout.str()
     assert len(json.loads((pytester.path / "third.json").read_text())["results"]) == len(rxe0)
     assert os.environ[resume_files.RESUME_ENV] == str(resume)
+
+
+def test_a_checks_own_pytest_run_inherits_neither_lab_variable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lab test starts a pytest run of its own: had it inherited the resume file, every inner run after a
+    reboot would replay the outer run's records into its results (CI at 8c95856: 23 lab tests failed so)."""
+    resume = pytester.path / "resume.jsonl"
+    _lines(resume, [])
+    monkeypatch.setenv(resume_files.RESUME_ENV, str(resume))
+    monkeypatch.setenv(resume_files.RUNNING_ENV, str(pytester.path / "running.json"))
+    pytester.makepyfile(
+        test_inner=f"""
+        import os
+
+        def test_sees_no_lab_variable():
+            assert {resume_files.RESUME_ENV!r} not in os.environ
+            assert {resume_files.RUNNING_ENV!r} not in os.environ
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider", "--rdma-json", "out.json")
+    result.assert_outcomes(passed=1)
 
 
 def test_ending_a_hung_vm_kills_what_runs_below_virtme_ng() -> None:
