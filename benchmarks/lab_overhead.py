@@ -266,7 +266,7 @@ def plan_steps(results: Path, repeat: int, profile: bool, scaling: bool = True) 
     suite: list[str] = []  # as the lab: no test path, so the plugin runs its packaged suite
     # As the lab's runner: the first test of the first run is marked for the host's cold-start clock.
     lab_env = {"PYTEST_RDMA_LAB_MARKS": str(results)}
-    # With the lab's default crash isolation (one xdist worker), as `pytest-rdma lab` runs.
+    # Without xdist, as `pytest-rdma lab` runs (guest.xdist_args: its runner restarts pytest after a crash).
     # Each device with its peer, as the lab gives it (guest.peer_args): the two-device checks run too.
     steps = [
         pytest_step(
@@ -274,7 +274,7 @@ def plan_steps(results: Path, repeat: int, profile: bool, scaling: bool = True) 
             dev,
             suite,
             results / "lab" / dev,
-            [*guest.CRASH_ISOLATION, *guest.peer_args([dev], [])],
+            [*guest.xdist_args([]), *guest.peer_args([dev], [])],
             console=True,
             env=lab_env,
         )

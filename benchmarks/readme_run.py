@@ -4,8 +4,8 @@
   exit: prerequisites, the KVM probe (cached), the boot, both devices with their peers, the runs as nobody,
   the HTML report. Its own VM boot, after the benchmark's: nothing of the benchmark's runs is in it.
 - `cold_start.first_test_s`: in that same command, the host seconds from its start to its first check
-  starting, with the lab's default crash isolation (`-n 1`): the lab's own clock (`lab-timing.txt`, the
-  first-test mark the VM's first pytest leaves in the results directory).
+  starting, as the lab runs its checks (one pytest process, restarted after a crash): the lab's own clock
+  (`lab-timing.txt`, the first-test mark the VM's first pytest leaves in the results directory).
 
 The benchmark (benchmarks/lab_overhead.py) calls `measure` after its own boot and `add_to` when it
 reports; the record (RECORD in the benchmark's results) lets `--report-only` report it again.
@@ -95,7 +95,7 @@ def lines(record: dict[str, Any]) -> list[str]:
         "\n(3b) The README's command, as a user runs it (its own boot, after the benchmark's)",
         f"    {' '.join(record['command'])}: exit {record['exit_code']}, HTML report "
         f"{'written' if record.get('html') else 'MISSING'}",
-        f"    COLD START to the first check (-n 1, the lab's default): {shown}  {verdict(first, COLD_START_GOAL_S)}",
+        f"    COLD START to the first check (the lab's own run): {shown}  {verdict(first, COLD_START_GOAL_S)}",
         f"    THE README'S COMMAND end to end: {record['readme_run_s']:.1f} s  "
         f"{verdict(record['readme_run_s'], README_RUN_GOAL_S)}",
     ]

@@ -99,17 +99,16 @@ class Fault:
         return f"guest kernel {self.kind}: {first}"
 
 
-def fault_record(entry: dict, fault: Fault, before: list[Record]) -> Record:
-    """The record of the check the fault cost (pure): what it is about (its running entry), a deviation whose
-    observation is the kernel's report; the device's identity from the records before it."""
+def running_check_record(entry: dict, before: list[Record]) -> Record:
+    """What the lab knows of the check a running file names (pure): what it is about (its running entry), the
+    device's identity from the records before it, how to run it again."""
     info = dict(entry.get("info") or {})
     nodeid = str(entry["nodeid"])
     device = str(info.get("device") or "")
     identity = next((r["identity"] for r in before if r.get("device") == device and r.get("identity")), None)
-    observed = "\n".join([fault.headline(), *fault.report[1:]]) if fault.report else fault.headline()
     # What every record has (as results.py's record of a check it knows only by node id), then the check's own.
     known: Record = {"stable_id": nodeid, "test": nodeid.split("::")[-1].split("[")[0], "verb": "", "claim": ""}
-    record: Record = {
+    return {
         **known,
         **info,  # a CheckInfo, as report/resume.py wrote it
         "nodeid": nodeid,
@@ -117,6 +116,16 @@ def fault_record(entry: dict, fault: Fault, before: list[Record]) -> Record:
         "identity": identity,
         "driver": (identity or {}).get("driver", "") or str(info.get("driver") or ""),
         "when": "call",
+        "rerun": f"python -m pytest -p no:xdist '{nodeid}'" + (f" --rdma-dev {device}" if device else ""),
+        "worker": "lab",
+    }
+
+
+def fault_record(entry: dict, fault: Fault, before: list[Record]) -> Record:
+    """The record of the check the fault cost (pure): a deviation whose observation is the kernel's report."""
+    observed = "\n".join([fault.headline(), *fault.report[1:]]) if fault.report else fault.headline()
+    record: Record = {
+        **running_check_record(entry, before),
         "pytest_outcome": "failed",
         "outcome": DEVIATES,
         "duration": round(fault.seconds, 3),
@@ -132,8 +141,6 @@ def fault_record(entry: dict, fault: Fault, before: list[Record]) -> Record:
         },
         "message": f"the guest kernel's {fault.kind} ended the lab VM during this check; the lab booted again "
         "and went on with the checks after it",
-        "rerun": f"python -m pytest -p no:xdist '{nodeid}'" + (f" --rdma-dev {device}" if device else ""),
-        "worker": "lab",
     }
     return record
 
@@ -166,23 +173,35 @@ def write_lines(path: Path, records: list[Record]) -> None:
     temporary.replace(path)
 
 
+def known_records(run_dir: Path) -> dict[str, Record]:
+    """The records a device's run has so far, by node id: those of the runs before (its resume file), then its own
+    lines (a later record of a check replaces an earlier one)."""
+    known: dict[str, Record] = {}
+    for path in [run_dir / RESUME_FILE, *run_lines(run_dir)]:
+        for record in _records(path):
+            known[record["nodeid"]] = record
+    return known
+
+
+def keep_for_resume(run_dir: Path, known: dict[str, Record]) -> None:
+    """The records, each check once, as the device's resume file and as its lines (should the lab stop here)."""
+    records = list(known.values())
+    write_lines(run_dir / RESUME_FILE, records)
+    for lines in run_lines(run_dir):
+        write_lines(lines, records)
+
+
 def record_fault(running: Path, fault: Fault) -> Record:
     """The faulting check's record, added to its device's resume file with every record before it (each check
     once: a record of the same check, written before the fault, is kept under the fault's), and to its lines."""
     run_dir = running.parent
     entry = json.loads(running.read_text(encoding="utf-8"))
-    known: dict[str, Record] = {}
-    for path in [run_dir / RESUME_FILE, *run_lines(run_dir)]:
-        for record in _records(path):
-            known[record["nodeid"]] = record
+    known = known_records(run_dir)
     earlier = known.pop(str(entry["nodeid"]), None)
     record = fault_record(entry, fault, list(known.values()))
     if earlier is not None:  # the fault came after the check's record (its last teardown): both count
         record = {**earlier, **{key: value for key, value in record.items() if key not in ("duration", "worker")}}  # type: ignore[typeddict-item]
     known[record["nodeid"]] = record
-    records = list(known.values())
-    write_lines(run_dir / RESUME_FILE, records)
-    for lines in run_lines(run_dir):
-        write_lines(lines, records)
+    keep_for_resume(run_dir, known)
     running.unlink()
     return record

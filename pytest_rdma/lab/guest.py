@@ -4,9 +4,9 @@ The host hands over a plan (JSON in the results directory, which the VM can writ
 no shell command is ever built from the user's arguments. The exit code is written
 next to it because it is the one thing the host must not lose.
 
-Two defaults make a lab run robust: the checks run in an xdist worker (`-n 1`), so a
-provider that kills its process costs one result and xdist starts a new worker; and the
-devices' kernel resource counts must be back where they started once pytest has exited.
+Two defaults make a lab run robust: a provider that kills pytest costs one result, recorded as a crash,
+and pytest starts again for the checks after it (run_restarting, lab/crash.py); and the devices' kernel
+resource counts must be back where they started once pytest has exited.
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from pytest_rdma.lab import wire
 EXIT_DEVICE_FAILED = 3
 EXIT_TESTS_FAILED = 1  # pytest's "some tests failed": a run that leaked is not clean
 
-# One worker: xdist reports a check that killed it as failed (crash) and starts another.
-# xdist's default allows only 4 restarts per worker; a provider that crashes more often
-# should still cost one result per crash, not the rest of the run.
-CRASH_ISOLATION = ["-n", "1", "--max-worker-restart=1000"]
+# A provider that kills pytest costs one result: the runner records the check and starts pytest again for
+# the rest (lab/crash.py), as many times as xdist's --max-worker-restart=1000 allowed the lab's worker before.
+MAX_CRASH_RESTARTS = 1000
 # Options by which the user has already chosen how (or whether) xdist runs; --pdb and
 # --trace need the terminal, which xdist workers do not have.
 _XDIST_CHOICES = ("-n", "--numprocesses", "--dist", "--tx", "--pdb", "--trace")
@@ -64,11 +63,13 @@ def chooses_xdist(pytest_args: list[str]) -> bool:
     return False
 
 
-def isolation_args(pytest_args: list[str], xdist_available: bool = True) -> list[str]:
-    """What the lab adds to pytest's arguments for crash isolation: CRASH_ISOLATION, or nothing."""
+def xdist_args(pytest_args: list[str], xdist_available: bool = True) -> list[str]:
+    """What the lab adds to pytest's arguments about xdist: nothing where the user's arguments choose, else
+    `-p no:xdist`. The checks run in pytest's own process (a crash costs its check: run_restarting), and
+    xdist's import, unused then, is a cost of every start under TCG."""
     if not xdist_available or chooses_xdist(pytest_args):
         return []
-    return list(CRASH_ISOLATION)
+    return ["-p", "no:xdist"]
 
 
 # Plugins of the venv that every pytest process of a lab run loads (the controller and each worker) and
@@ -436,11 +437,10 @@ def device_run(
     plan: dict, devices: list[str], results: Path, env: dict[str, str], xdist: bool, peer_host: str, output: RunOutput
 ) -> int:
     """One run of pytest on `devices` (one device, or all of them at once) with its own results, reporters,
-    crash isolation and resource counts; its exit code (a run that leaked is not clean)."""
+    restarts after a crash and resource counts; its exit code (a run that leaked is not clean)."""
     label = "+".join(devices)
     run_dir = results / label
     run_dir.mkdir(parents=True, exist_ok=True)
-    isolation = isolation_args(plan["pytest_args"], xdist)
     argv = [
         plan["python"],
         "-m",
@@ -450,23 +450,17 @@ def device_run(
         *(f"--rdma-dev={device}" for device in devices),
         *peer_args(devices, plan["pytest_args"], peer_host),
         *plan.get("report_args", []),
-        *isolation,
+        *xdist_args(plan["pytest_args"], xdist),
         *plan["pytest_args"],
     ]
     argv = without_unasked_plugins(argv, env, Path(plan["cwd"]))
     scratch = Path(tempfile.mkdtemp(prefix=f"pytest-rdma-{label}-"))
     argv = placed(argv, run_dir, scratch, label)
     output.say(f"lab: === {label}: pytest {' '.join(argv[3:])}")
-    resumed = resume_files.resumed_nodeids(run_dir)
-    if resumed:
-        output.say(f"lab: === {label}: {len(resumed)} checks recorded in the boots before: not run again")
-    argv += [f"--deselect={nodeid}" for nodeid in resumed]
     # A check's objects on the peer must go too (on the peer host, host 2 counts its own).
     counted = [*devices, *([] if peer_host else map(peer_of, devices))]
     before = resource_counts(counted)
-    run_env = dict(output_env(argv, env, run_dir), **resume_env(run_dir, bool(resumed)))
-    code = output.run(argv, plan["cwd"], run_env)
-    (run_dir / resume_files.RUNNING_FILE).unlink(missing_ok=True)  # no check runs now: no hang to watch
+    code = run_restarting(output, argv, plan["cwd"], output_env(argv, env, run_dir), run_dir, label)
     keep_scratch(scratch, run_dir)
     output.say(f"lab: === {label}: pytest exited {code}")
     document, lines = resource_report(counted, before, resource_counts(counted))
@@ -547,6 +541,46 @@ def main(plan_path: str) -> int:
     return worst
 
 
+def run_restarting(
+    output: RunOutput,
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    run_dir: Path,
+    label: str,
+    owner: tuple[int, int] | None = None,
+) -> int:
+    """pytest on `argv` without the checks recorded before (a boot that a kernel fault ended, lab/fault.py);
+    when it dies of a signal in a check, that check is recorded as a crash and pytest starts again for the
+    rest (lab/crash.py). The last run's exit code: it replays every record before it, and fails for theirs.
+    `owner`: the user and group pytest runs as, who must own the files written for it in `run_dir`."""
+    restarts = 0
+    while True:
+        resumed = resume_files.resumed_nodeids(run_dir)
+        if resumed:
+            output.say(f"lab: === {label}: {len(resumed)} checks recorded before this pytest run: not run again")
+        run_env = {**env, **resume_env(run_dir, bool(resumed))}
+        code = output.run([*argv, *(f"--deselect={nodeid}" for nodeid in resumed)], cwd, run_env)
+        if code >= 0 or restarts >= MAX_CRASH_RESTARTS:
+            break
+        from pytest_rdma.lab import crash  # pytest's reporting modules: imported only once a run has crashed
+
+        record = crash.record_crash(run_dir / resume_files.RUNNING_FILE, -code)
+        if record is None:
+            output.say(f"lab: === {label}: pytest died of {crash.signal_name(-code)} outside any check")
+            break
+        restarts += 1
+        if owner is not None:  # the next run, as nobody, rewrites its lines file
+            for path in run_dir.iterdir():
+                os.chown(path, owner[0], owner[1])
+        output.say(
+            f"lab: === {label}: {record['nodeid']}: {record['reason']}; recorded as a crash, and pytest starts "
+            "again for the checks after it"
+        )
+    (run_dir / resume_files.RUNNING_FILE).unlink(missing_ok=True)  # no check runs now: no hang to watch
+    return code
+
+
 def resume_env(run_dir: Path, resumed: bool) -> dict[str, str]:
     """What tells a device's run where to write its running check, and where the records of the boots before
     are (report/resume.py): only one run writes each file."""
@@ -557,6 +591,7 @@ def resume_env(run_dir: Path, resumed: bool) -> dict[str, str]:
 
 
 # nobody, with no capabilities and the kernel's default RLIMIT_MEMLOCK (8 MiB), as a user's job runs.
+NOBODY = (65534, 65534)
 AS_NOBODY = ("--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all")  # setpriv's options
 
 
@@ -603,7 +638,7 @@ def nobody_argv(plan: dict, device: str, scratch: Path, xdist: bool, mark: str) 
         f"--rdma-json={scratch}/results.json",
         f"--rdma-junit={scratch}/junit.xml",
         f"--rdma-reproducers={scratch}/reproducers",  # named: a setting inherited from root's run is not for nobody
-        *isolation_args(plan["pytest_args"], xdist),
+        *xdist_args(plan["pytest_args"], xdist),
         # Its own places: nobody writes to its scratch directory, copied to results/<device>/unprivileged/.
         *placed(plan["pytest_args"], scratch, scratch, device),
         *NOT_AS_NOBODY,  # after the user's arguments: the last of an option given twice wins
@@ -647,7 +682,7 @@ def unprivileged_run(
     # No first-test marks: they go to the results directory's top, which nobody may not write.
     own_env = {key: value for key, value in env.items() if key != "PYTEST_RDMA_LAB_MARKS"}
     output.say(f"lab: === {device} as nobody (unprivileged, memlock {_memlock()}): pytest -m {PROCESS_MARK}")
-    code = output.run(argv, plan["cwd"], own_env)
+    code = run_restarting(output, argv, plan["cwd"], own_env, scratch, f"{device} as nobody", NOBODY)
     shutil.copytree(scratch, run_dir, dirs_exist_ok=True)
     shutil.rmtree(scratch, ignore_errors=True)
     output.say(f"lab: === {device} as nobody: pytest exited {code}")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rdma.expectations import Expectations
-from pytest_rdma.outcomes import DEVIATES, WAIVED
+from pytest_rdma.outcomes import CRASH, DEVIATES, WAIVED
 from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.phase import is_rdma_item, item_info
 from pytest_rdma.report.record import CheckInfo, Record
@@ -71,8 +71,8 @@ class Resumed:
     @pytest.hookimpl(trylast=True)  # after every reporter opened its output at the session's start
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         expectations = self.results.expectations
-        if expectations is not None:  # a kernel fault's record is judged by the waivers of this run
-            self.records = [with_fault_waiver(record, expectations) for record in self.records]
+        if expectations is not None:  # a kernel fault's or a crash's record is judged by the waivers of this run
+            self.records = [judged(record, expectations) for record in self.records]
         for record in self.records:
             self.results.records.append(record)
             if record.get("identity") and record.get("device"):
@@ -121,6 +121,30 @@ def with_fault_waiver(record: Record, expectations: Expectations) -> Record:
         "reason": f"waived: {waiver.reason}",
         "waiver": {**waiver.as_dict(), "status": "applied"},
     }
+
+
+def with_crash_waiver(record: Record, expectations: Expectations) -> Record:
+    """The lab's record of a check pytest died in (lab/crash.py), judged by the waivers of its driver (pure): a
+    waiver of a crash (observed = { crash = true }) waives it, as results.py waives an xdist worker's."""
+    if record.get("outcome") != CRASH or not record.get("driver"):
+        return record
+    waiver = expectations.find(record)
+    if waiver is None or not waiver.waives_crash:
+        return record
+    return {
+        **record,
+        "outcome": WAIVED,
+        "pytest_outcome": "xfailed",
+        "reason": f"waived: {waiver.reason}",
+        "observed": f"the check's process died: {record.get('reason', '')}",
+        "observation": {"crash": True},  # Crashed().as_dict(), as JSON
+        "waiver": {**waiver.as_dict(), "status": "applied"},
+    }
+
+
+def judged(record: Record, expectations: Expectations) -> Record:
+    """A record the lab made of a check it lost (a kernel fault, a crash), judged by this run's waivers."""
+    return with_crash_waiver(with_fault_waiver(record, expectations), expectations)
 
 
 def register(config: pytest.Config, settings: Settings, results: Results | None) -> None:

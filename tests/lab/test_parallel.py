@@ -1,4 +1,4 @@
-"""Parallel and isolated runs in the lab: xdist changes no outcome, a crash costs one result,
+"""Parallel and restarted runs in the lab: xdist changes no outcome, a crash costs one result,
 and a run leaves the kernel's resource counts where it found them.
 
 Each test runs an inner pytest session (a subprocess, as the lab does) on the device the
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 from test_robustness import CRASH_TEST  # the same crashing checks as the crash test there
 
 from pytest_rdma.expectations import SHIPPED_DIR, load
-from pytest_rdma.lab.guest import chooses_xdist, isolation_args
+from pytest_rdma.lab.guest import RunOutput, chooses_xdist, run_restarting, xdist_args
 from pytest_rdma.provider import netlink
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,36 +71,42 @@ def test_two_workers_give_the_same_outcomes_as_a_serial_run(pytester: pytest.Pyt
     print(f"{len(serial)} checks, same outcomes serial and -n 2: {dict(Counter(serial.values()))}")
 
 
-def test_lab_default_arguments_make_a_crash_cost_one_result(pytester: pytest.Pytester, device: str) -> None:
-    # The arguments the lab adds when the user's own do not choose about xdist.
-    lab_args = isolation_args([])
+def test_the_labs_way_of_running_makes_a_crash_cost_one_result(pytester: pytest.Pytester, device: str) -> None:
+    # As the lab's runner runs a device's checks: its arguments about xdist (none chosen by the user: no
+    # xdist), and its restart of pytest when a check kills it (guest.run_restarting, lab/crash.py).
     pytester.makepyfile(test_crash=CRASH_TEST)
-    out = pytester.path / "results.json"
-    result = pytester.runpytest_subprocess("--rdma-dev", device, f"--rdma-json={out}", *lab_args)
-    result.assert_outcomes(passed=3, failed=1)
-    assert {nodeid.split("::")[-1]: outcome for nodeid, outcome in outcomes(out).items()} == {
+    run_dir = pytester.mkdir("results")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rdma-dev", device, *xdist_args([])]
+    argv += [f"--rdma-json={run_dir}/results.json"]
+    log = pytester.path / "lab-output.txt"
+    code = run_restarting(RunOutput(log), argv, str(pytester.path), dict(os.environ), run_dir, device)
+    output = log.read_text()
+    assert code == pytest.ExitCode.TESTS_FAILED, output[-3000:]
+    assert "Fatal Python error: Segmentation fault" in output  # a real SIGSEGV, faulthandler's report of it
+    assert {nodeid.split("::")[-1]: outcome for nodeid, outcome in outcomes(run_dir / "results.json").items()} == {
         f"test_before[{device}]": "conforms",
         f"test_segfaults[{device}]": "crash",
         f"test_after[{device}]": "conforms",
         f"test_last[{device}]": "conforms",
-    }
+    }, output[-3000:]
 
 
-def test_the_lab_runs_its_checks_in_an_xdist_worker() -> None:
-    # This very session: the lab's runner added crash isolation to the command line, unless
-    # the arguments the user gave the lab already chose about xdist.
+def test_the_lab_runs_its_checks_in_pytests_own_process(request: pytest.FixtureRequest) -> None:
+    # This very session: without xdist, unless the arguments the user gave the lab chose about xdist (a crash
+    # costs one check all the same: the runner starts pytest again for the rest).
     if "PYTEST_RDMA_LAB_MARKS" not in os.environ:
         pytest.skip("only the lab command (pytest-rdma lab) sets the lab's defaults")
     plan = json.loads((Path(os.environ["PYTEST_RDMA_LAB_MARKS"]) / "lab-plan.json").read_text())
     if chooses_xdist(plan["pytest_args"]):
         pytest.skip(f"the lab's pytest arguments choose about xdist: {plan['pytest_args']}")
-    assert "PYTEST_XDIST_WORKER" in os.environ, "the lab ran pytest without crash isolation (-n 1)"
+    assert "PYTEST_XDIST_WORKER" not in os.environ, "the lab ran its checks in an xdist worker"
+    assert not request.config.pluginmanager.has_plugin("xdist"), "the lab's pytest loaded xdist, unused"
 
 
 def test_a_broad_run_leaves_the_kernel_counts_where_it_found_them(pytester: pytest.Pytester, device: str) -> None:
     suite_into(pytester)
     before = netlink.resource_counts()[device]
-    ran = run_slice(pytester, device, "broad", "-k", BROAD_SLICE, *isolation_args([]))
+    ran = run_slice(pytester, device, "broad", "-k", BROAD_SLICE, *xdist_args([]))
     after = netlink.resource_counts()[device]
     assert len(ran) >= 200, f"the slice shrank to {len(ran)} checks"
     assert after == before, f"{device}: before the run {before}, after it {after}"

@@ -136,6 +136,8 @@ def demo(check):
         time.sleep(30)
     elif what == "crash":
         os._exit(3)
+    elif what == "abort":  # the process dies of a signal, as a provider's abort() or segfault kills it
+        os.abort()
 
 
 kind("demo")(demo)

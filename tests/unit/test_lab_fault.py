@@ -227,7 +227,10 @@ def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     assert second.ret == pytest.ExitCode.TESTS_FAILED, second.stdout.str()
     # pytest's own counts know only this boot: the terminal says what was replayed, and what of it fails.
     second.stdout.fnmatch_lines(
-        [f"{len(before) + 1} replayed*, 1 failing:", "  deviates*test_ibv_demo?rxe0-keeps-promise-blocked?: kernel fault: *"]
+        [
+            f"{len(before) + 1} replayed*, 1 failing:",
+            "  deviates*test_ibv_demo?rxe0-keeps-promise-blocked?: kernel fault: *",
+        ]
     )
     results = json.loads((pytester.path / "results.json").read_text())
     nodeids = [r["nodeid"] for r in results["results"]]

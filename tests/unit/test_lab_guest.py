@@ -1,4 +1,4 @@
-"""The lab's in-guest decisions: crash isolation in pytest's argv, and leftover resources (pure)."""
+"""The lab's in-guest decisions: xdist in pytest's argv, and leftover resources (pure)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rdma.lab import guest
-from pytest_rdma.lab.guest import CRASH_ISOLATION, LAB_SETTINGS, isolation_args, leftover, resource_report
+from pytest_rdma.lab.guest import LAB_SETTINGS, leftover, resource_report, xdist_args
 from pytest_rdma.settings import OPTIONS
 
 
@@ -22,8 +22,9 @@ from pytest_rdma.settings import OPTIONS
     ],
     ids=["none", "slice", "options", "other-plugin"],
 )
-def test_lab_default_runs_checks_in_one_restartable_worker(args: list[str]) -> None:
-    assert isolation_args(args) == ["-n", "1", "--max-worker-restart=1000"] == CRASH_ISOLATION
+def test_lab_default_runs_checks_in_pytests_own_process_without_xdists_import(args: list[str]) -> None:
+    # A crash costs its check all the same: the runner restarts pytest (guest.run_restarting, lab/crash.py).
+    assert xdist_args(args) == ["-p", "no:xdist"]
 
 
 @pytest.mark.parametrize(
@@ -45,11 +46,11 @@ def test_lab_default_runs_checks_in_one_restartable_worker(args: list[str]) -> N
     ],
 )
 def test_the_users_own_xdist_choice_is_kept(args: list[str]) -> None:
-    assert isolation_args(["suites", *args]) == []
+    assert xdist_args(["suites", *args]) == []
 
 
-def test_no_isolation_without_xdist_installed() -> None:
-    assert isolation_args([], xdist_available=False) == []
+def test_nothing_about_xdist_without_xdist_installed() -> None:
+    assert xdist_args([], xdist_available=False) == []
 
 
 IDLE = {"rxe0": {"pd": 1, "cq": 1, "qp": 1, "mr": 0, "ctx": 0}}
