@@ -30,14 +30,19 @@ def forget_boots(results: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def limit_of(running: Path) -> int:
+    """The hang limit the running file gives its check (0: none, or being written, or gone)."""
+    try:
+        return int(json.loads(running.read_text(encoding="utf-8")).get("limit") or 0)
+    except (OSError, ValueError):
+        return 0
+
+
 def overdue(running: Path, now: float) -> bool:
     """Whether the check in the running file has run past its limit (the file's mtime is its start)."""
-    try:
-        limit = int(json.loads(running.read_text(encoding="utf-8")).get("limit") or 0)
-        started = running.stat().st_mtime
-    except (OSError, ValueError):
-        return False  # being written, or gone: the check just started or ended
-    return limit > 0 and now - started > limit
+    limit = limit_of(running)
+    started = started_at(running)
+    return limit > 0 and started > 0 and now - started > limit
 
 
 def started_at(running: Path) -> float:

@@ -253,7 +253,7 @@ def _record_faults(results: Path, console: Path, offset: int, outcome: vm.VMRun)
             path.unlink()  # cut short by another device's hang (runs in parallel): it runs again after the boot
             continue
         seconds = time.time() - resume_files.started_at(path)
-        record = fault.record_fault(path, fault.Fault(kind or "hang", report, seconds, fault.limit_of(path)))
+        record = fault.record_fault(path, fault.Fault(kind or "hang", report, seconds, resume_files.limit_of(path)))
         lines.append(
             f"{record.get('device') or path.parent.name}: {record['nodeid']}: {record['reason']} "
             f"({seconds:.0f} s into the check); recorded as a deviation"

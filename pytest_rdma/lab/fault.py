@@ -145,14 +145,6 @@ def fault_record(entry: dict, fault: Fault, before: list[Record]) -> Record:
     return record
 
 
-def limit_of(running: Path) -> int:
-    """The hang limit the running file gives its check (0: none, or unreadable)."""
-    try:
-        return int(json.loads(running.read_text(encoding="utf-8")).get("limit") or 0)
-    except (OSError, ValueError):
-        return 0
-
-
 def _records(path: Path) -> list[Record]:
     try:
         return load(path)["results"] if path.exists() else []
