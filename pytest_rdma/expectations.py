@@ -54,6 +54,8 @@ SCOPES = ("kernel", "rdma_core", "firmware")
 # What a kernel fault is called in a record: the kernel-log guard's kinds (guard/kmsg.py) and the lab's, for a
 # fault that ended its VM (lab/fault.py). A test holds them to both.
 KERNEL_FAULT_KINDS = ("warning", "bug", "oops", "kasan", "lockdep", "panic", "hang")
+# The kinds that end the lab's VM (lab/fault.py; a WARNING, KASAN or lockdep report does not).
+VM_ENDING_FAULTS = ("oops", "bug", "panic", "hang")
 WAIVER_KEYS = {"id", "reason", "link", "observed", *SCOPES}
 REQUIRED_KEYS = ("id", "reason", "link")
 TOP_LEVEL_KEYS = {"driver", "require", "waiver"}
@@ -423,3 +425,15 @@ def load(paths: Iterable[str | Path] | None) -> Expectations:
             expectations.require(required)
             expectations.sources.append(path.name if entry == SHIPPED_DIR else str(path))
     return expectations
+
+
+def vm_ending_variants(expectations: Expectations) -> list[str]:
+    """The case ids (the part of a stable id in brackets) of the checks these waivers record as ending the lab's
+    VM: a run that measures or tests something else leaves them out (`-k "not ID"`), the kernel matrix runs them."""
+    ending = [waiver for waiver in expectations.all() if waiver.waived_kernel_fault in VM_ENDING_FAULTS]
+    return sorted({waiver.pattern.split("[", 1)[1].rstrip("]") for waiver in ending})
+
+
+def without_vm_ending(expectations: Expectations) -> str:
+    """A -k expression (pure) that leaves out vm_ending_variants; "" when there is none."""
+    return " and ".join(f"not {variant}" for variant in vm_ending_variants(expectations))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_robustness import CRASH_TEST  # the same crashing checks as the crash test there
 
-from pytest_rdma.expectations import SHIPPED_DIR, load
+from pytest_rdma.expectations import SHIPPED_DIR, load, vm_ending_variants
 from pytest_rdma.lab.guest import RunOutput, chooses_xdist, run_restarting, xdist_args
 from pytest_rdma.provider import netlink
 
@@ -32,10 +32,7 @@ PARALLEL_SLICE = "ibv_create_qp_ex or ibv_create_flow or (ibv_query_device and n
 # A check the shipped waivers record as ending the VM (an Oops, BUG, panic or hang: observed = { kernel_fault = ...
 # }) would end this test's VM too and cost it the whole lab step; the kernel matrix runs those (README, Interrupted
 # runs): here they are left out, as the lab's own tests test the plugin, not the kernel.
-VM_ENDING = ("oops", "bug", "panic", "hang")
-KERNEL_FAULTS = sorted(
-    {w.pattern.split("[", 1)[1].rstrip("]") for w in load([SHIPPED_DIR]).all() if w.waived_kernel_fault in VM_ENDING}
-)
+KERNEL_FAULTS = vm_ending_variants(load([SHIPPED_DIR]))
 BROAD_SLICE = " and ".join(["not test_ibv_modify_qp", *(f"not {variant}" for variant in KERNEL_FAULTS)])
 
 

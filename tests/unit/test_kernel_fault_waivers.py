@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rdma.expectations import KERNEL_FAULT_KINDS, Expectations, parse
+from pytest_rdma.expectations import (
+    KERNEL_FAULT_KINDS,
+    Expectations,
+    parse,
+    vm_ending_variants,
+    without_vm_ending,
+)
 from pytest_rdma.guard.kmsg import PATTERNS
 from pytest_rdma.lab.fault import Fault, fault_record
 from pytest_rdma.observations import KernelFaulted, from_dict
@@ -83,3 +89,14 @@ def test_the_labs_record_of_a_fault_that_ended_the_vm_is_judged_by_the_same_waiv
     other = with_fault_waiver(record, expectations_of("hang"))
     assert (other["outcome"], other["waiver"]["status"]) == ("deviates", "mismatch")  # type: ignore[index]
     assert with_fault_waiver(record, Expectations()) == record
+
+
+@pytest.mark.parametrize("kind", ["oops", "bug", "panic", "hang"])
+def test_a_waiver_of_a_fault_that_ends_the_vm_leaves_its_check_out_of_runs_that_are_not_about_it(kind: str) -> None:
+    assert vm_ending_variants(expectations_of(kind)) == ["enum-outside-RC-opcode-large"]
+    assert without_vm_ending(expectations_of(kind)) == "not enum-outside-RC-opcode-large"
+
+
+@pytest.mark.parametrize("kind", ["warning", "kasan", "lockdep"])
+def test_a_waiver_of_a_fault_the_vm_survives_leaves_nothing_out(kind: str) -> None:
+    assert vm_ending_variants(expectations_of(kind)) == [] and without_vm_ending(expectations_of(kind)) == ""
