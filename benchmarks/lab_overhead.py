@@ -273,15 +273,18 @@ def plan_steps(results: Path, repeat: int, profile: bool, scaling: bool = True) 
     # Without xdist, as `pytest-rdma lab` runs (guest.xdist_args: its runner restarts pytest after a crash).
     # Each device with its peer, as the lab gives it (guest.peer_args): the two-device checks run too.
     steps = [
-        pytest_step(
-            f"lab-{dev}",
-            dev,
-            suite,
-            results / "lab" / dev,
-            [*guest.xdist_args([]), *guest.peer_args([dev], [])],
-            console=True,
-            env=lab_env,
-        )
+        {
+            **pytest_step(
+                f"lab-{dev}",
+                dev,
+                suite,
+                results / "lab" / dev,
+                [*guest.xdist_args([]), *guest.peer_args([dev], [])],
+                console=True,
+                env=lab_env,
+            ),
+            "restart_dir": str(results / "lab" / dev),  # the lab's restart after a crash (guest.run_restarting)
+        }
         for dev in ("rxe0", "siw0")
     ]
     steps += [
