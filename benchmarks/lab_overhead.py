@@ -823,6 +823,16 @@ def readme_table(figures: dict[str, Any]) -> str:
                 + " / ".join(f"{v['checks'] / best_loop:.2f}×" for v in variants)
                 + " checks only) | |"
             )
+        if "plugin_ms_per_check" in overhead:
+            own = overhead["plugin_ms_per_check"]
+            parts = overhead.get("parts_ms_per_check") or {}
+            shares = "; its parts: " + ", ".join(f"{part} {ms:.2f}" for part, ms in parts.items()) if parts else ""
+            rows.append(
+                f"| the plugin's own cost per check | **{own:.1f} ms** "
+                f"({overhead['beyond_bare_loop_ms_per_check']:.1f} ms beyond the verbs, less pytest's floor of "
+                f"{overhead['pytest_floor_ms_per_test']:.1f} ms per empty test){shares} | "
+                f"≤ {GOALS['plugin_ms_per_check']:g} ms — {_verdict(own, 'plugin_ms_per_check')} |"
+            )
         if calls:
             rows.append(
                 f"| same verb calls on both sides (call records) | "
@@ -849,6 +859,13 @@ def readme_table(figures: dict[str, Any]) -> str:
             f"| the bare verbs in 2 processes at once (no pytest: the most any runner can scale here) | "
             f"{ceiling['one_s']:.1f} s → {ceiling['slowest_half_s']:.1f} s: **{ceiling['speedup']:.2f}×** | |"
         )
+        if "share_of_ceiling" in (xdist or {}):
+            share = xdist["share_of_ceiling"]
+            rows.append(
+                f"| xdist's share of that ceiling (`-n 2` end to end) | {xdist['speedup']:.2f}× / "
+                f"{ceiling['speedup']:.2f}× = **{share:.2f}** | ≥ {GOALS['xdist_share_of_ceiling']:g} — "
+                f"{_verdict(share, 'xdist_share_of_ceiling', True)} |"
+            )
     cold = figures.get("cold_start")
     if cold:
         rows.append(
@@ -868,6 +885,13 @@ def readme_table(figures: dict[str, Any]) -> str:
             )
     if "lab_run_s" in figures:
         rows.append(f"| whole lab run (boot, rxe0, siw0, power off) | {figures['lab_run_s']:.1f} s | |")
+    readme = (figures.get("lab") or {}).get("readme_run_s")
+    if readme is not None:
+        goal = figures["lab"].get("readme_run_goal_s", readme_run.README_RUN_GOAL_S)
+        rows.append(
+            f"| the README's command (`./pytest-rdma lab`: both devices with their peers, the runs as nobody, the HTML "
+            f"report) | **{readme:.1f} s** | ≤ {goal:g} s — {'met' if readme <= goal else 'missed'} |"
+        )
     scaling = [row for row in figures.get("scaling", []) if "wall" in row]
     if len(scaling) >= 2 and scaling[0]["tests"] == 0 and scaling[-1]["tests"]:
         slope = (scaling[-1]["wall"] - scaling[0]["wall"]) / scaling[-1]["tests"]

@@ -251,3 +251,23 @@ def test_a_parallel_step_starts_its_commands_together_and_reads_each_out(tmp_pat
     record = lab_guest.run_step(step, tmp_path, {})
     assert record["exit_code"] == 0
     assert [shard["both"] for shard in record["shards"]] == [True, True]
+
+
+def test_readme_table_shows_issue_29s_figures_with_their_goals() -> None:
+    figures = json.loads(json.dumps(SAMPLE))
+    figures["overhead"].update(
+        plugin_ms_per_check=20.0,
+        beyond_bare_loop_ms_per_check=30.0,
+        pytest_floor_ms_per_test=10.0,
+        parts_ms_per_check={"allure": 5.75, "recorder": 5.18},
+    )
+    figures["xdist"]["share_of_ceiling"] = 0.74
+    figures["xdist"]["ceiling"] = {"one_s": 10.0, "slowest_half_s": 6.0, "speedup": 1.68}
+    figures["lab"] = {"readme_run_s": 170.0, "readme_run_goal_s": 180.0}
+    row = {line.split("|")[1].strip(): line for line in lab_overhead.readme_table(figures).splitlines() if "|" in line}
+    own = row["the plugin's own cost per check"]
+    assert "**20.0 ms** (30.0 ms beyond the verbs, less pytest's floor of 10.0 ms" in own and own.endswith("missed |")
+    assert "its parts: allure 5.75, recorder 5.18" in own
+    assert "**0.74** | ≥ 0.9 — missed |" in row["xdist's share of that ceiling (`-n 2` end to end)"]
+    readme = next(line for name, line in row.items() if name.startswith("the README's command"))
+    assert "**170.0 s** | ≤ 180 s — met |" in readme
