@@ -234,6 +234,17 @@ def crash_phase(report: pytest.TestReport) -> Phase:
     return phase
 
 
+def crash_waived(reason: str, waiver: WaiverRecord) -> Phase:
+    """What a waiver of a crash (observed = { crash = true }) makes of a check whose process died (pure): the xdist
+    worker's, judged where results are written (results.py), and the lab's record of one (report/resume.py)."""
+    return {
+        "outcome": WAIVED,
+        "waiver": {**waiver, "status": "applied"},
+        "observed": f"the check's process died: {reason}",
+        "observation": {"crash": True},  # Crashed().as_dict(), as JSON
+    }
+
+
 def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
     """The record of one check from its phase records."""
     decisive = min(phases, key=lambda phase: severity(phase["outcome"]))

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_rdma.outcomes import WAIVED
 from pytest_rdma.report.output_failures import OutputFailures
 from pytest_rdma.report.record import (
     CRASH_MARK,
@@ -26,6 +25,7 @@ from pytest_rdma.report.record import (
     PhaseReport,
     Record,
     crash_phase,
+    crash_waived,
     merge,
 )
 
@@ -107,10 +107,7 @@ class Results:
         phase = crash_phase(report)
         waiver = self._waived_crashes.pop(report.nodeid, None)
         if waiver is not None:
-            phase["outcome"] = WAIVED
-            phase["waiver"] = {**waiver.as_dict(), "status": "applied"}
-            phase["observed"] = f"the check's process died: {phase['reason']}"
-            phase["observation"] = {"crash": True}  # Crashed().as_dict(), as JSON
+            phase.update(crash_waived(phase["reason"], waiver.as_dict()))
         phase["rerun"] = f"python -m pytest -p no:xdist '{report.nodeid}'" + (
             f" --rdma-dev {info['device']}" if info.get("device") else ""
         )

@@ -23,7 +23,7 @@ from pytest_rdma.expectations import Expectations
 from pytest_rdma.outcomes import CRASH, DEVIATES, WAIVED
 from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.phase import is_rdma_item, item_info
-from pytest_rdma.report.record import CheckInfo, Record
+from pytest_rdma.report.record import CheckInfo, Record, crash_waived
 from pytest_rdma.report.results import Results
 from pytest_rdma.report.terminal import failing
 from pytest_rdma.resume_files import RESUME_ENV, RUNNING_ENV
@@ -131,15 +131,8 @@ def with_crash_waiver(record: Record, expectations: Expectations) -> Record:
     waiver = expectations.find(record)
     if waiver is None or not waiver.waives_crash:
         return record
-    return {
-        **record,
-        "outcome": WAIVED,
-        "pytest_outcome": "xfailed",
-        "reason": f"waived: {waiver.reason}",
-        "observed": f"the check's process died: {record.get('reason', '')}",
-        "observation": {"crash": True},  # Crashed().as_dict(), as JSON
-        "waiver": {**waiver.as_dict(), "status": "applied"},
-    }
+    waived: Record = {**record, **crash_waived(record.get("reason", ""), waiver.as_dict())}
+    return {**waived, "pytest_outcome": "xfailed", "reason": f"waived: {waiver.reason}"}
 
 
 def judged(record: Record, expectations: Expectations) -> Record:

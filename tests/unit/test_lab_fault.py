@@ -174,6 +174,13 @@ def test_a_new_lab_run_forgets_the_boots_of_the_one_before(tmp_path: Path) -> No
     assert not list(tmp_path.glob("*/*")) and resume_files.ended_runs(tmp_path) == {}
 
 
+def run_demo(pytester: pytest.Pytester, expect: Path, selected: str, *args: str) -> pytest.RunResult:
+    """One boot's pytest run of the demo project, without xdist, as the lab's runner starts it."""
+    return pytester.runpytest_subprocess(
+        "-p", "no:xdist", "-p", "no:cacheprovider", "--rdma-expectations", str(expect), "-k", selected, *args
+    )
+
+
 def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -183,18 +190,7 @@ def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     expect = make_project(pytester)
     running = pytester.path / "running.json"
     monkeypatch.setenv(resume_files.RUNNING_ENV, str(running))
-    first = pytester.runpytest_subprocess(
-        "-p",
-        "no:xdist",
-        "-p",
-        "no:cacheprovider",
-        "--rdma-expectations",
-        str(expect),
-        "-k",
-        "rxe0 and conforming",
-        "--rdma-json",
-        "first.json",
-    )
+    first = run_demo(pytester, expect, "rxe0 and conforming", "--rdma-json", "first.json")
     assert first.ret == 0, first.stdout.str()
     entry = json.loads(running.read_text())
     assert entry["nodeid"] == node("rxe0", "conforming") and entry["limit"] == 300
@@ -209,21 +205,7 @@ def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     _lines(resume, [*before, faulted])
     monkeypatch.setenv(resume_files.RESUME_ENV, str(resume))
     deselected = [f"--deselect={r['nodeid']}" for r in [*before, faulted]]
-    second = pytester.runpytest_subprocess(
-        "-p",
-        "no:xdist",
-        "-p",
-        "no:cacheprovider",
-        "--rdma-expectations",
-        str(expect),
-        "-k",
-        "rxe0",
-        "--rdma-json",
-        "results.json",
-        "--rdma-junit",
-        "junit.xml",
-        *deselected,
-    )
+    second = run_demo(pytester, expect, "rxe0", "--rdma-json", "results.json", "--rdma-junit", "junit.xml", *deselected)
     assert second.ret == pytest.ExitCode.TESTS_FAILED, second.stdout.str()
     # pytest's own counts know only this boot: the terminal says what was replayed, and what of it fails.
     second.stdout.fnmatch_lines(
@@ -243,19 +225,7 @@ def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     # All of the device's checks already recorded: nothing left to run, and the replayed deviation still counts.
     _lines(resume, results["results"])
     everything = [f"--deselect={nodeid}" for nodeid in nodeids]
-    third = pytester.runpytest_subprocess(
-        "-p",
-        "no:xdist",
-        "-p",
-        "no:cacheprovider",
-        "--rdma-expectations",
-        str(expect),
-        "-k",
-        "rxe0",
-        "--rdma-json",
-        "third.json",
-        *everything,
-    )
+    third = run_demo(pytester, expect, "rxe0", "--rdma-json", "third.json", *everything)
     assert third.ret == pytest.ExitCode.TESTS_FAILED, third.stdout.str()
     assert len(json.loads((pytester.path / "third.json").read_text())["results"]) == len(rxe0)
     assert os.environ[resume_files.RESUME_ENV] == str(resume)
