@@ -74,7 +74,11 @@ def test_the_program_appears_whole_for_the_host(tmp_path: Path, monkeypatch: pyt
     def answer() -> None:  # a host that refuses whatever comes, once it is there
         for _ in range(500):
             for source in tmp_path.glob("*.c"):
-                real_write(source.with_suffix(".out"), '{"returncode": 1, "stderr": "refused"}')
+                # As builds.build does: NAME.out appears whole (written in place, the VM could read it
+                # empty, which failed this test once on a loaded CI machine)
+                partial = source.with_suffix(".out.part")
+                real_write(partial, '{"returncode": 1, "stderr": "refused"}')
+                partial.rename(source.with_suffix(".out"))
                 return
             time.sleep(0.01)
 
