@@ -8,7 +8,7 @@ One boot of the lab (pytest_rdma.lab: prerequisites, siw.ko, the VM; its in-VM r
 benchmarks/lab_guest.py) runs, in this order:
 
 1. the lab's own runs: the whole suite on rxe0, then on siw0, with the lab's reporters
-   (lab.command.LAB_REPORTS: --rdma-json, --rdma-junit, --rdma-allure on the VM's tmpfs) and settings
+   (lab.command.LAB_REPORTS: --rdma-json, --rdma-junit; the host writes Allure afterwards) and settings
    (lab.guest.LAB_SETTINGS): cold start to the first test (the lab's figure, on the host
    clock) and each device's pytest run time;
 2. the whole suite on rxe0 again, -n 0 then -n 2 (warm: no first-boot effects in either);
@@ -34,6 +34,7 @@ import os
 import pstats
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -49,6 +50,7 @@ from pytest_rdma.catalogue.index import Catalogue  # noqa: E402
 from pytest_rdma.expectations import without_vm_ending  # noqa: E402
 from pytest_rdma.lab import guest, vm  # noqa: E402
 from pytest_rdma.lab.command import LAB_REPORTS  # noqa: E402
+from pytest_rdma.report.allure_writer import write_from_results  # noqa: E402
 from pytest_rdma.verbs import CATALOGUE  # noqa: E402
 
 # The suite's source (shipped as pytest_rdma.suites); runs given no test path use the packaged one.
@@ -563,6 +565,13 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
                     "    its parts (own time of their hooks, a run of its own): "
                     + "; ".join(f"{part} {ms:.2f} ms" for part, ms in cost["parts_ms_per_check"].items())
                 )
+        on_host = allure_on_host_ms(results / "overhead" / "checks-1" / "results.json")
+        if on_host is not None:
+            figures["overhead"]["allure_on_host_ms_per_check"] = on_host
+            say(
+                f"    Allure, written by the lab on the host from the results file after the run (not under TCG, "
+                f"not in the figure above): {on_host:.2f} ms per check"
+            )
 
     # (2) xdist
     pair = ("suite-n0", "suite-n2") if "suite-n2" in steps else ("checks-1", "checks-n2")
@@ -701,6 +710,19 @@ def report(results: Path, busy: dict[str, Any], watch: dict[str, Any], exit_code
     return "\n".join(out), figures
 
 
+def allure_on_host_ms(results_file: Path) -> float | None:
+    """What the lab's Allure results cost per check, written on the host from a run's results file, as the
+    lab writes them (lab.write_allure); None without that file."""
+    if not results_file.exists():
+        return None
+    with tempfile.TemporaryDirectory(prefix="bench-allure-") as out:
+        started = time.perf_counter()
+        write_from_results(results_file, Path(out), results_file.parent / "reproducers", ["rxe0"])
+        seconds = time.perf_counter() - started
+        count = sum(1 for _ in Path(out).glob("*-result.json"))
+    return seconds / count * 1000 if count else None
+
+
 def plugin_cost_figures(
     results: Path, steps: dict[str, dict[str, Any]], checks_s: float, loop_s: float, checks: int
 ) -> dict[str, Any] | None:
@@ -827,6 +849,8 @@ def readme_table(figures: dict[str, Any]) -> str:
             own = overhead["plugin_ms_per_check"]
             parts = overhead.get("parts_ms_per_check") or {}
             shares = "; its parts: " + ", ".join(f"{part} {ms:.2f}" for part, ms in parts.items()) if parts else ""
+            if "allure_on_host_ms_per_check" in overhead:
+                shares += f"; Allure, on the host after the run: {overhead['allure_on_host_ms_per_check']:.2f}"
             rows.append(
                 f"| the plugin's own cost per check | **{own:.1f} ms** "
                 f"({overhead['beyond_bare_loop_ms_per_check']:.1f} ms beyond the verbs, less pytest's floor of "

@@ -84,6 +84,7 @@ def cmd_lab(argv: list[str]) -> int:
         html=not options.no_html,
         timeout=options.timeout,
         report_args=LAB_REPORTS,
+        allure=True,
     )
     try:
         two_hosts = hosts.plan(options.hosts, options.kernels, options.wire_port)

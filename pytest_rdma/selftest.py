@@ -278,6 +278,7 @@ def main(argv: list[str]) -> int:
         install=not options.no_install,
         timeout=options.timeout,
         report_args=LAB_REPORTS,
+        allure=True,
     )
     in_matrix.code, runs = matrix.run(request, kernels)
     in_matrix.errors = [f"kernel {run.release}: {run.why_not()}" for run in runs if not run.ran]

@@ -31,6 +31,11 @@ EXIT_USAGE = 4  # pytest's "usage error"
 # pytest start (about 30 s under TCG here); a provider that faults on a whole family of checks would otherwise boot
 # again for each. Five lets a run with a few faulting checks finish, and bounds what a broken kernel costs to minutes.
 MAX_REBOOTS = 5
+# Each run's results file (lab.command.LAB_REPORTS), and the Allure results the host writes from it beside it
+# (write_allure): not the VM, where each of a check's files was about 6 ms of an emulated CPU, and a VM killed
+# mid-run took the files it had not handed over yet.
+LAB_JSON = "results.json"
+LAB_ALLURE = "allure"
 
 
 @dataclass
@@ -51,6 +56,9 @@ class LabRequest:
     kernel: str | None = None  # the release to boot (installed when missing); None: the newest with rdma_rxe
     qemu_opts: list[str] = field(default_factory=list)  # more QEMU arguments: the two-host lab's wire NIC
     max_reboots: int = MAX_REBOOTS  # boots again after guest kernel faults or hangs (lab/fault.py)
+    # Each run's Allure results written here, from its results file, after the VM stops (write_allure): with
+    # lab.command.LAB_REPORTS, whose JSON they are written from.
+    allure: bool = False
 
 
 def _check_devices(devices: list[str]) -> None:
@@ -80,6 +88,33 @@ def unpack_scratch(results: Path) -> None:
             ]
             tar.extractall(into, members=members)
         packed.unlink()
+
+
+def write_allure(request: LabRequest, results: Path, log: Log) -> None:
+    """Each run's Allure results (results/<run>/allure), written on the host from the run's results file:
+    the final document, or the lines a killed VM left (report/allure_writer.write_from_results)."""
+    if not request.allure:
+        return
+    from pytest_rdma.report.allure_writer import write_from_results
+    from pytest_rdma.report.jsonfile import lines_path
+
+    started, checks = time.monotonic(), 0
+    for devices in [[device] for device in request.devices] if request.per_device else [request.devices]:
+        run_dir = results / "+".join(devices)
+        document = run_dir / LAB_JSON
+        found = next((path for path in (document, lines_path(document)) if path.exists()), None)
+        if found is None:
+            continue  # the run never started: the report's gate says the device has no results
+        try:
+            failed = write_from_results(found, run_dir / LAB_ALLURE, run_dir / "reproducers", devices)
+        except (OSError, ValueError) as exc:
+            failed = [f"{found}: {exc}"]
+        for line in failed:
+            print(f"lab: error: the Allure results of {run_dir.name} were not all written: {line}", file=sys.stderr)
+        checks += sum(1 for _ in (run_dir / LAB_ALLURE).glob("*-result.json"))
+    if checks:
+        seconds = time.monotonic() - started
+        log(f"lab: Allure results of {checks} checks written from the results files in {seconds:.1f} s")
 
 
 def _unpacked(kernel: prereqs.Kernel, cache: Path, log: Log) -> prereqs.Kernel:
@@ -206,6 +241,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
                 )
                 print(f"lab: {kept_results(results)}", file=sys.stderr)
                 unpack_scratch(results)
+                write_allure(request, results, log)
                 return EXIT_LAB_FAILED
             log(f"lab: booting again ({len(boots)} of at most {request.max_reboots}) for the checks not yet run")
         outcome = dataclasses.replace(outcome, first_test_s=boots[0].first_test_s)
@@ -216,6 +252,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
     if not force_9p:
         vm.remember_virtiofs(vng, request.cache, console, bin_dirs)
     unpack_scratch(results)
+    write_allure(request, results, log)
     if outcome.exit_code is None:
         error(str(vm.boot_failure(outcome, console)))
         print(f"lab: {kept_results(results)}", file=sys.stderr)

@@ -81,11 +81,10 @@ def lab_parser(prog: str, description: str = LAB_DESCRIPTION) -> Parser:
     return parser
 
 
-# Each device's run writes these into results/<device>/ ({results} is that directory). Allure
-# results are a file per check: they are written on the VM's tmpfs ({scratch}), moved to
-# results/<device>/ when the run ends (lab.guest.keep_scratch says why).
+# Each device's run writes these into results/<device>/ ({results} is that directory). Its Allure results
+# (results/<device>/allure) are written by the host from that results file once the VM has stopped
+# (LabRequest.allure, lab.write_allure).
 LAB_REPORTS = [
-    "--rdma-json={results}/results.json",
+    "--rdma-json={results}/" + lab.LAB_JSON,
     "--rdma-junit={results}/junit.xml",
-    "--rdma-allure={scratch}/allure",
 ]

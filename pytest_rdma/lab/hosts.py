@@ -126,6 +126,7 @@ def requests(base: lab.LabRequest, hosts: TwoHosts) -> tuple[lab.LabRequest, lab
         results=base.results / PEER_RESULTS,
         pytest_args=[],
         report_args=[],
+        allure=False,
         html=False,
         qemu_opts=wire_opts(2, hosts.port),
         plan_extra={

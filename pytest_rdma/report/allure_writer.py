@@ -25,8 +25,9 @@ import json
 import os
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, TypedDict
+from typing import Protocol, TextIO, TypedDict
 
 import pytest
 from allure_commons import model2 as model
@@ -34,13 +35,11 @@ from allure_commons.logger import AllureFileLogger
 
 from pytest_rdma.report.allure_config import env_id, environment_file
 from pytest_rdma.report.allure_model import convert, document
+from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.manpages import passage
 from pytest_rdma.report.profile import Requirement
 from pytest_rdma.report.record import Identity, Record
 from pytest_rdma.report.results import Results
-
-if TYPE_CHECKING:
-    from pytest_rdma.report.terminal import Summary
 
 MANIFEST_PREFIX = "pytest-rdma-files"
 
@@ -130,8 +129,21 @@ def write_json(path: Path, data: Mapping[str, object]) -> None:
         raise
 
 
+class Profiled(Protocol):
+    """What the writer needs of the terminal's summary: each device's required capabilities, at the end."""
+
+    profile: dict[str, list[Requirement]]
+
+
+@dataclass
+class KnownProfile:
+    """The profile of a run that has ended, as its results file gives it."""
+
+    profile: dict[str, list[Requirement]]
+
+
 class AllureWriter:
-    def __init__(self, directory: Path, results: Results, reproducers: Path, summary: Summary | None = None) -> None:
+    def __init__(self, directory: Path, results: Results, reproducers: Path, summary: Profiled | None = None) -> None:
         self.directory = directory
         self.results = results
         self.reproducers = reproducers
@@ -145,6 +157,10 @@ class AllureWriter:
         self.append(record)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.start()
+
+    def start(self) -> None:
+        """The directory made, each named device's earlier results gone and the device named."""
         try:
             self._files = ResultFiles(self.directory)  # makes the directory
             for device in self.results.devices:
@@ -199,7 +215,10 @@ class AllureWriter:
     def write(self, record: Record, owners: list[str]) -> None:
         """Write the record's result and attachments, each listed first in its owners' manifests."""
         _, quote = passage(str(record.get("ref") or ""), str(record.get("claim_text") or ""))
-        converted = convert(record, stop_ms=int(time.time() * 1000), python_text=self.python_text(record), quote=quote)
+        # The check's own end when its record has one: results written after the run (the lab's, on the
+        # host) keep the run's timeline.
+        stop_ms = int(float(record.get("stop") or time.time()) * 1000)
+        converted = convert(record, stop_ms=stop_ms, python_text=self.python_text(record), quote=quote)
         for owner in owners:
             manifest = self._manifests[owner]
             manifest.writelines(f"{name}\n" for name in [*converted.attachments, result_file(converted.result)])
@@ -222,6 +241,10 @@ class AllureWriter:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.results.finish_pending()
+        self.finish()
+
+    def finish(self) -> None:
+        """The checks without a device written for every device, the environment files with the profile."""
         try:
             if not self.results.output_failures.has_failed("--rdma-allure"):
                 self._finish()
@@ -247,3 +270,24 @@ class AllureWriter:
         if self.summary is not None and self.summary.profile:
             for device in self._devices:
                 self._write_environment(device)
+
+
+def write_from_results(results_file: Path, directory: Path, reproducers: Path, devices: list[str]) -> list[str]:
+    """The Allure results of a run that has ended, written from its results file (the final document, or
+    the lines of a cut-short run): the same files the run's own --rdma-allure writes.
+
+    The lab writes its Allure results this way, on the host after the VM stops: in the VM every file is
+    an emulated CPU's work (about 6 ms per check under TCG, benchmarks/), and a VM killed mid-run would
+    take the ones it had not yet handed over. `devices`: the devices the run named, each named to the
+    report's gate even when it ran no check. Returns the lines saying what could not be written.
+    """
+    document = load(results_file)
+    named = dict.fromkeys([*devices, *(document.get("devices") or {})])
+    results = Results(tuple(named))
+    results.identities.update(document.get("devices") or {})
+    writer = AllureWriter(directory, results, reproducers, KnownProfile(dict(document.get("profile") or {})))
+    writer.start()
+    for record in document.get("results") or []:
+        writer.append(record)
+    writer.finish()
+    return list(results.output_failures.lines.values())

@@ -148,6 +148,7 @@ class Phase(Evidence, total=False):
     pytest_outcome: str
     outcome: str
     duration: float
+    stop: float  # when the phase ended (seconds since the epoch): Allure's timeline, written after the run
     reason: str
     expected: str
     observed: str
@@ -199,6 +200,7 @@ def blank_phase(report: pytest.TestReport) -> Phase:
         "when": report.when,
         "pytest_outcome": pytest_outcome(report),
         "duration": round(float(getattr(report, "duration", 0.0) or 0.0), 6),
+        "stop": round(float(getattr(report, "stop", 0.0) or 0.0), 3),
         "reason": "",
         "expected": "",
         "observed": "",
@@ -257,6 +259,9 @@ def merge(info: CheckInfo, phases: list[Phase], worker: str) -> Record:
     # The decisive phase's waiver first: a setup that passed says "fixed", the call that deviated "applied".
     record["waiver"] = decisive.get("waiver") or next((p["waiver"] for p in phases if p.get("waiver")), None)
     record["duration"] = round(sum(float(p.get("duration", 0.0)) for p in phases), 6)
+    stops = [float(p["stop"]) for p in phases if p.get("stop")]
+    if stops:
+        record["stop"] = max(stops)
     record["worker"] = worker
     for name in (
         "steps",

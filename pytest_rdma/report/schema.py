@@ -77,6 +77,7 @@ RECORD_FIELDS: dict[str, str] = {
     "message": "string",
     "waiver": "object or null",
     "duration": "number",
+    "stop": "number",
     "worker": "string",
     "leak": "object or null",
     "kernel_log": "object or null",

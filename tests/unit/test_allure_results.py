@@ -21,7 +21,7 @@ from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED
 from pytest_rdma.report import junit, links
 from pytest_rdma.report.allure_config import read_environment
 from pytest_rdma.report.allure_model import convert
-from pytest_rdma.report.allure_writer import ResultFiles, result_file
+from pytest_rdma.report.allure_writer import ResultFiles, result_file, write_from_results
 from pytest_rdma.report.record import merge
 from pytest_rdma.report.redact import has_machine_path, redact
 
@@ -413,3 +413,28 @@ def test_the_writer_writes_each_check_once_from_the_controller(
         assert str(pytester.path) not in text and not has_machine_path(text), (path.name, text[:500])
     (error,) = [r for r in results if labels(r)["outcome"] == ERROR]
     assert "cannot open no-such-file" in error["statusDetails"]["message"]
+    # The lab's way: written after the run from its results file, by another process, the same results.
+    after = pytester.path / "allure-after"
+    assert write_from_results(pytester.path / "results.json", after, pytester.path / "reproducers", ["rxe0"]) == []
+    assert comparable(after) == comparable(out, ours_only=True)
+    assert read_environment(after) == devices
+    timed = [
+        r for r in map(json.loads, map(Path.read_text, after.glob("*-result.json"))) if labels(r)["outcome"] != CRASH
+    ]
+    assert len({r["stop"] for r in timed}) > 1, "each result ends when its check ended, not when it was written"
+
+
+def comparable(directory: Path, ours_only: bool = False) -> list[str]:
+    """The Allure results in `directory`, each with its attachments' contents, without what names one
+    writing (uuids, file names) or when it was written (start and stop, the crash's: it has no stop)."""
+    found = []
+    for path in directory.glob("*-result.json"):
+        result = json.loads(path.read_text())
+        if ours_only and labels(result).get("framework") != "pytest-rdma":
+            continue
+        for attachment in result.get("attachments", []):
+            attachment["source"] = (directory / attachment["source"]).read_text()
+        for key in ("uuid", *(("start", "stop") if labels(result)["outcome"] == CRASH else ())):
+            result.pop(key, None)
+        found.append(json.dumps(result, sort_keys=True))
+    return sorted(found)

@@ -71,7 +71,9 @@ def test_plan_uses_the_lab_reporters_and_existing_options(tmp_path: Path) -> Non
             step.get("argv", [])
         )
     checks = next(step for step in steps if step["name"] == "checks-1")
-    assert sum(arg.startswith(option.split("=")[0]) for arg in checks["argv"] for option in LAB_REPORTS) == 3
+    assert sum(arg.startswith(option.split("=")[0]) for arg in checks["argv"] for option in LAB_REPORTS) == len(
+        LAB_REPORTS
+    )
     for selection in lab_overhead.CHECKS:
         assert (REPO / selection.split("::")[0]).is_file()
     # The lab's own runs keep the lab's settings; the others do not build C reproducers.
@@ -274,3 +276,17 @@ def test_readme_table_shows_issue_29s_figures_with_their_goals() -> None:
     figures["lab"]["readme_run_s"] = 431.7
     slow = lab_overhead.readme_table(figures)
     assert "**431.7 s** | ≤ 180 s — missed |" in slow
+
+
+def test_the_lab_s_allure_on_the_host_is_timed_per_check(tmp_path: Path) -> None:
+    """The benchmark says what the Allure results cost where the lab writes them now: on the host, after the run."""
+    from allure_records import cases, record
+
+    from pytest_rdma.report import jsonfile
+    from pytest_rdma.report.record import SCHEMA_VERSION
+
+    assert lab_overhead.allure_on_host_ms(tmp_path / "results.json") is None  # no run, no figure
+    checks = [record(case, "rxe0") for case in cases() if case.verb == "ibv_modify_qp"][:5]
+    jsonfile.write(tmp_path / "results.json", {"schema_version": SCHEMA_VERSION, "devices": {}, "results": checks})
+    ms = lab_overhead.allure_on_host_ms(tmp_path / "results.json")
+    assert ms is not None and 0 < ms < 1000
