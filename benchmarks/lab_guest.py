@@ -110,7 +110,7 @@ def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> d
 def main(plan_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     results = Path(plan["results"])
-    begin = {"name": "boot", "runner_start_uptime": guest._uptime(), "runner_start": time.monotonic()}
+    begin: dict[str, Any] = {"name": "boot", "runner_start_uptime": guest._uptime(), "runner_start": time.monotonic()}
     problem = guest.create_devices(plan["devices"], plan.get("siw_ko"))
     begin["devices_ready"] = time.monotonic()
     begin["devices_ready_uptime"] = guest._uptime()

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,7 @@ def pytest_step(
     device: str,
     selection: list[str],
     reports: Path | None,
-    extra: list[str] = (),
+    extra: Sequence[str] = (),
     *,
     profile: Path | None = None,
     console: bool = False,
@@ -883,7 +884,7 @@ def readme_table(figures: dict[str, Any]) -> str:
             f"| the bare verbs in 2 processes at once (no pytest: the most any runner can scale here) | "
             f"{ceiling['one_s']:.1f} s → {ceiling['slowest_half_s']:.1f} s: **{ceiling['speedup']:.2f}×** | |"
         )
-        if "share_of_ceiling" in (xdist or {}):
+        if xdist and "share_of_ceiling" in xdist:
             share = xdist["share_of_ceiling"]
             rows.append(
                 f"| xdist's share of that ceiling (`-n 2` end to end) | {xdist['speedup']:.2f}× / "

@@ -107,7 +107,7 @@ def wrap(part: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 def instrument(pluginmanager: pytest.PytestPluginManager) -> dict[str, int]:
     """Every hook implementation of the parts' plugins timed; how many per part."""
-    owners = {}
+    owners: dict[int, str] = {}
     for part, names in PARTS.items():
         for name in names:
             plugin = pluginmanager.get_plugin(name)
@@ -116,10 +116,10 @@ def instrument(pluginmanager: pytest.PytestPluginManager) -> dict[str, int]:
     wrapped: dict[str, int] = {}
     for caller in pluginmanager.hook.__dict__.values():
         for impl in getattr(caller, "get_hookimpls", list)():
-            part = owners.get(id(impl.plugin))
-            if part is not None:
-                impl.function = wrap(part, impl.function)
-                wrapped[part] = wrapped.get(part, 0) + 1
+            owner = owners.get(id(impl.plugin))
+            if owner is not None:
+                impl.function = wrap(owner, impl.function)
+                wrapped[owner] = wrapped.get(owner, 0) + 1
     return wrapped
 
 
