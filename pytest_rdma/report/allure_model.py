@@ -328,9 +328,20 @@ def result_links(record: Record) -> list[model.Link]:
 
 
 def pair_names(reproducer: Reproducer) -> str:
-    """A two-host reproducer's two programs, as its C attachment (both, one after the other) is named."""
+    """A two-host reproducer's two programs, as its C attachment (both, one after the other) is named when
+    the programs' own files could not be read."""
     pair = reproducer.get("pair")
     return f"{pair['receiver']} (the peer's host), then {pair['sender']}" if pair else ""
+
+
+# A two-host reproducer's sides, in the order they are started, and where each runs.
+PAIR_SIDES = {"receiver": "on the peer's host", "sender": "on the device's host"}
+
+
+def pair_files(reproducer: Reproducer) -> dict[str, str]:
+    """A two-host reproducer's file of each side (PAIR_SIDES), relative to the reproducers directory."""
+    pair = reproducer.get("pair")
+    return {"receiver": pair["receiver"], "sender": pair["sender"]} if pair else {}
 
 
 def parameters(record: Record) -> list[model.Parameter]:
@@ -387,10 +398,14 @@ def steps(record: Record, start: int, stop: int) -> list[model.TestStepResult]:
     return out
 
 
-def convert(record: Record, *, stop_ms: int, python_text: str = "", quote: str = "") -> Converted:
+def convert(
+    record: Record, *, stop_ms: int, python_text: str = "", quote: str = "", pair_texts: dict[str, str] | None = None
+) -> Converted:
     """The Allure result of `record` and its attachments (file names under the results directory).
 
-    `python_text` is the Python reproducer's text; `quote` the cited section's own words (manpages.py).
+    `python_text` is the Python reproducer's text; `quote` the cited section's own words (manpages.py);
+    `pair_texts` a two-host reproducer's programs by side (PAIR_SIDES), each its own attachment: one
+    file holding both would not build.
     """
     outcome = record["outcome"]
     result_uuid = str(uuid.uuid4())
@@ -398,7 +413,13 @@ def convert(record: Record, *, stop_ms: int, python_text: str = "", quote: str =
     start = stop_ms - duration_ms
     reproducer = record.get("reproducer") or {}
     attachments: dict[str, Attachment] = {}
-    if reproducer.get("c_text"):
+    pair = pair_files(reproducer)
+    if pair and pair_texts and set(pair_texts) == set(PAIR_SIDES):
+        for side, where in PAIR_SIDES.items():
+            attachments[f"{result_uuid}-c-{side}-attachment.c"] = Attachment(
+                f"reproducer (C), the {side}, run {where}: {pair[side]}", "c", pair_texts[side].encode()
+            )
+    elif reproducer.get("c_text"):
         attachments[f"{result_uuid}-c-attachment.c"] = Attachment(
             f"reproducer (C): {reproducer.get('c') or pair_names(reproducer)}", "c", str(reproducer["c_text"]).encode()
         )

@@ -34,7 +34,7 @@ from allure_commons import model2 as model
 from allure_commons.logger import AllureFileLogger
 
 from pytest_rdma.report.allure_config import env_id, environment_file
-from pytest_rdma.report.allure_model import convert, document
+from pytest_rdma.report.allure_model import PAIR_SIDES, convert, document, pair_files
 from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.manpages import passage
 from pytest_rdma.report.profile import Requirement
@@ -218,7 +218,13 @@ class AllureWriter:
         # The check's own end when its record has one: results written after the run (the lab's, on the
         # host) keep the run's timeline.
         stop_ms = int(float(record.get("stop") or time.time()) * 1000)
-        converted = convert(record, stop_ms=stop_ms, python_text=self.python_text(record), quote=quote)
+        converted = convert(
+            record,
+            stop_ms=stop_ms,
+            python_text=self.python_text(record),
+            quote=quote,
+            pair_texts=self.pair_texts(record),
+        )
         for owner in owners:
             manifest = self._manifests[owner]
             manifest.writelines(f"{name}\n" for name in [*converted.attachments, result_file(converted.result)])
@@ -227,6 +233,17 @@ class AllureWriter:
         for name, attachment in converted.attachments.items():
             files.report_attached_data(attachment.content, name)
         files.report_result(converted.result)
+
+    def pair_texts(self, record: Record) -> dict[str, str]:
+        """A two-host reproducer's programs, each from its own file; none when one cannot be read (the
+        record's c_text, both in one, is attached then)."""
+        files = pair_files(record.get("reproducer") or {})
+        if not files:
+            return {}
+        try:
+            return {side: (self.reproducers / files[side]).read_text(encoding="utf-8") for side in PAIR_SIDES}
+        except OSError:
+            return {}
 
     def python_text(self, record: Record) -> str:
         """The Python reproducer, written by the process that ran the check, on this machine's disk."""

@@ -21,9 +21,10 @@ from pytest_rdma.outcomes import CONFORMS, CRASH, DEVIATES, ERROR, NOT_EXERCISED
 from pytest_rdma.report import junit, links
 from pytest_rdma.report.allure_config import read_environment
 from pytest_rdma.report.allure_model import convert
-from pytest_rdma.report.allure_writer import ResultFiles, result_file, write_from_results
+from pytest_rdma.report.allure_writer import AllureWriter, ResultFiles, result_file, write_from_results
 from pytest_rdma.report.record import merge
 from pytest_rdma.report.redact import has_machine_path, redact
+from pytest_rdma.report.results import Results
 
 MODIFY = "test_ibv_modify_qp[forbidden-attrs-RC-RTR>RTS-with-PATH_MTU]"
 REPR = re.compile(r"<[\w.]+ object at|<IBV_\w+: \d+>|IBV_QPT_\w+|\bVar\(|\bDev\(|\bNeed\(")
@@ -438,3 +439,35 @@ def comparable(directory: Path, ours_only: bool = False) -> list[str]:
             result.pop(key, None)
         found.append(json.dumps(result, sort_keys=True))
     return sorted(found)
+
+
+def test_a_two_host_reproducer_is_two_attachments_each_a_program_of_its_own(tmp_path: Path) -> None:
+    """Each side builds alone on its own host: one attachment holding both would not compile."""
+    check = record(find(MODIFY), "rxe0", DEVIATES)
+    sides = {"receiver": "rxe0/x.receiver.c", "sender": "rxe0/x.sender.c"}
+    check["reproducer"] = {"dir": "reproducers", "c_text": "both", "pair": {**sides, "commands": {}}}
+    reproducers = tmp_path / "reproducers"
+    (reproducers / "rxe0").mkdir(parents=True)
+
+    def program(side: str) -> str:
+        return f"int main(void) {{ return 0; }} /* the {side} */\n"
+
+    for side, name in sides.items():
+        (reproducers / name).write_text(program(side))
+    results = Results(("rxe0",))
+    writer = AllureWriter(tmp_path / "allure", results, reproducers)
+    writer.start()
+    writer.append(check)
+    (reproducers / sides["sender"]).unlink()  # a side's file gone: the record's text of both, as before
+    writer.append({**check, "nodeid": check["nodeid"] + "-again"})
+    writer.finish()
+    out = tmp_path / "allure"
+    written = sorted(
+        (json.loads(path.read_text()) for path in out.glob("*-result.json")), key=lambda r: len(r["attachments"])
+    )
+    attached = [[(a["name"], (out / a["source"]).read_text()) for a in result["attachments"]] for result in written]
+    assert attached[0] == [("reproducer (C): rxe0/x.receiver.c (the peer's host), then rxe0/x.sender.c", "both")]
+    assert attached[1] == [
+        ("reproducer (C), the receiver, run on the peer's host: rxe0/x.receiver.c", program("receiver")),
+        ("reproducer (C), the sender, run on the device's host: rxe0/x.sender.c", program("sender")),
+    ]
