@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -42,6 +42,14 @@ WAIVER_KEY = pytest.StashKey[Waiver]()
 FAULT_WAIVER_KEY = pytest.StashKey[Waiver]()  # a waiver of a kernel fault during the check (kernel_fault_phase)
 # Identity facts recorded per test as JUnit properties (for pytest's own --junitxml).
 JUNIT_IDENTITY_FIELDS = ("driver", "node_type", "transport", "firmware", "vendor_id", "vendor_part_id")
+T = TypeVar("T")
+
+
+def stashed(item: pytest.Item, key: pytest.StashKey[T]) -> T | None:
+    """item.stash.get(key, None) for a key most items lack (a waiver; the info until the setup has made it):
+    Stash.get raises and catches a KeyError for a missing key, several times per check."""
+    stash = item.stash
+    return stash[key] if key in stash else None
 
 
 class Recorder:
@@ -64,7 +72,7 @@ class Recorder:
         return known[1]
 
     def info(self, item: pytest.Item) -> CheckInfo | None:
-        info: CheckInfo | None = item.stash.get(INFO_KEY, None)
+        info = stashed(item, INFO_KEY)
         if info is None and is_rdma_item(item):
             dut: DeviceUnderTest | None = getattr(item, "funcargs", {}).get("rdma_dut")  # the fixture's value
             found = getattr(dut, "identity", None) if dut is not None else None
@@ -110,7 +118,7 @@ class Recorder:
             return
         exc = call.excinfo.value if call.excinfo is not None else None
         run = item.stash.get(RUN, None)
-        waiver = item.stash.get(WAIVER_KEY, None)
+        waiver = stashed(item, WAIVER_KEY)
         phase = classify(report, exc, run, waiver.as_dict() if waiver else None)
         # A test of the user's own (no catalogue case): the plugin's word on why it skipped.
         own_test = run is None and case_of(item) is None
@@ -146,7 +154,7 @@ class Recorder:
                 if self.settings.confirm and "reproducer" in phase:
                     reproducer = phase["reproducer"]
                     reproducer["confirmed"] = confirm_run(run, self.settings.reproducers, reproducer)
-        fault_waiver = item.stash.get(FAULT_WAIVER_KEY, None)
+        fault_waiver = stashed(item, FAULT_WAIVER_KEY)
         if fault_waiver is not None and report.when == "teardown" and item.stash.get(KERNEL_LOG_SCANNED_KEY, False):
             phase = kernel_fault_phase(phase, fault_waiver)
         if self.settings.pytest_junit and report.when == "teardown":
