@@ -11,7 +11,7 @@ Data and lookups only: no pytest, no device.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pytest_rdma.catalogue.model import IB_TRANSPORTS, Cap
@@ -122,18 +122,6 @@ def names(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(flat))
 
 
-def _walk(value: object, key: str = "") -> Iterator[tuple[str, object]]:
-    """Every (key, value) under a case's spec: its mappings' entries and their sequences' items."""
-    if isinstance(value, Mapping):
-        for inner_key, inner in value.items():
-            yield str(inner_key), inner
-            yield from _walk(inner, str(inner_key))
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield key, item
-            yield from _walk(item, key)
-
-
 _NAMING = ("needs", "only_if", "vars", "params", "call")
 
 
@@ -146,22 +134,44 @@ def needed(spec: Mapping[str, object]) -> tuple[set[Cap], set[str]]:
     gate_needed = isinstance(params, Mapping) and params.get("only") == "advertised"
     # Only where a case names what it needs and the QP it makes: its expectations and steps are
     # most of a spec and name neither (a walk of them all cost more than the rest of a record).
-    for key, value in _walk({part: spec[part] for part in _NAMING if part in spec}):
-        if isinstance(value, Cap) and (key in ("needs", "only_if") or (key == "gate" and gate_needed)):
-            caps.add(value)
-        elif key.rsplit(".", 1)[-1] == "qp_type" and isinstance(value, str) and value.startswith("IBV_QPT_"):
-            qp_types.add(value)
+    for part in _NAMING:
+        if part in spec:
+            _note(part, spec[part], gate_needed, caps, qp_types)
     return caps, qp_types
+
+
+def _note(key: str, value: object, gate_needed: bool, caps: set[Cap], qp_types: set[str]) -> None:
+    """`value`, found under `key` (a mapping's key, or for a sequence's item the sequence's), noted in `caps` or
+    `qp_types` if it is one; then every entry of a mapping and item of a sequence, likewise. A plain recursion,
+    not a generator of the pairs: it runs for every check's record, and a generator per level cost twice."""
+    if isinstance(value, Cap):
+        if key in ("needs", "only_if") or (key == "gate" and gate_needed):
+            caps.add(value)
+    elif isinstance(value, str):
+        if value.startswith("IBV_QPT_") and key.rsplit(".", 1)[-1] == "qp_type":
+            qp_types.add(value)
+    elif isinstance(value, Mapping):
+        for inner_key, inner in value.items():
+            _note(str(inner_key), inner, gate_needed, caps, qp_types)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _note(key, item, gate_needed, caps, qp_types)
+
+
+# Each name with its QP type and its attributes as a set, made once: of_spec runs for every check's record,
+# and making a set of each name's attributes there, per check, was most of its time.
+_TESTED = tuple((capability.name, capability.qp_type, frozenset(capability.caps)) for capability in VOCABULARY)
 
 
 def of_spec(spec: Mapping[str, object]) -> tuple[str, ...]:
     """The names of the vocabulary a case's check exercises when it runs: a record's `capabilities`."""
     caps, qp_types = needed(spec)
+    if not caps and not qp_types:
+        return ()  # most checks: every name is a QP type or has attributes, so none is exercised
     return tuple(
-        capability.name
-        for capability in VOCABULARY
-        if (capability.qp_type and capability.qp_type in qp_types)
-        or (capability.caps and not capability.qp_type and set(capability.caps) <= caps)
+        name
+        for name, qp_type, attributes in _TESTED
+        if (qp_type and qp_type in qp_types) or (attributes and not qp_type and attributes <= caps)
     )
 
 

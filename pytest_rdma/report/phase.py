@@ -74,6 +74,21 @@ def case_facts(case: Case) -> CaseFacts:
     }
 
 
+# An item's case facts, made once: see facts_of.
+CASE_FACTS_KEY = pytest.StashKey[CaseFacts]()
+
+
+def facts_of(item: pytest.Item, case: Case) -> CaseFacts:
+    """case_facts(case), made once per item: a check's own setup asks (recorder.py), and so does, before it, an
+    xdist worker's announcement of it as its next check and the lab's running file (resume.py); each was a
+    walk of the case's spec and a dozen texts, per ask. Read only: item_info copies it into each CheckInfo."""
+    stash = item.stash
+    if CASE_FACTS_KEY in stash:  # not stash.get: a missing key there costs a KeyError raised and caught
+        return stash[CASE_FACTS_KEY]
+    facts = stash[CASE_FACTS_KEY] = case_facts(case)
+    return facts
+
+
 def item_info(item: pytest.Item, identity: Mapping[str, str] | None) -> CheckInfo:
     """What a check is about, for every phase record."""
     case = case_of(item)
@@ -85,7 +100,7 @@ def item_info(item: pytest.Item, identity: Mapping[str, str] | None) -> CheckInf
         "identity": dict(identity) if identity else None,
     }
     if case is not None:
-        info.update(case_facts(case))
+        info.update(facts_of(item, case))
     else:
         info.update(own_test_facts(item, device))
     return info

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -20,6 +20,7 @@ from pytest_rdma.expectations import Expectations, Waiver
 from pytest_rdma.explore.execute import EXPLORE, EXPLORED
 from pytest_rdma.guard.findings import KERNEL_LOG_SCANNED_KEY, WAIVED_FAULT_KEY
 from pytest_rdma.outcomes import DEVIATES, UNSUPPORTED, WAIVED, Deviation
+from pytest_rdma.provider.identity import DeviceIdentity
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm_pair import confirm_run
 from pytest_rdma.report.junit import finding_properties
@@ -41,6 +42,14 @@ WAIVER_KEY = pytest.StashKey[Waiver]()
 FAULT_WAIVER_KEY = pytest.StashKey[Waiver]()  # a waiver of a kernel fault during the check (kernel_fault_phase)
 # Identity facts recorded per test as JUnit properties (for pytest's own --junitxml).
 JUNIT_IDENTITY_FIELDS = ("driver", "node_type", "transport", "firmware", "vendor_id", "vendor_part_id")
+T = TypeVar("T")
+
+
+def stashed(item: pytest.Item, key: pytest.StashKey[T]) -> T | None:
+    """item.stash.get(key, None) for a key most items lack (a waiver; the info until the setup has made it):
+    Stash.get raises and catches a KeyError for a missing key, several times per check."""
+    stash = item.stash
+    return stash[key] if key in stash else None
 
 
 class Recorder:
@@ -48,14 +57,26 @@ class Recorder:
         self.settings = settings
         self.expectations = expectations
         self.requirements = requirements
+        # id(device identity) -> (that identity, its dict): see identity_dict.
+        self._identities: dict[int, tuple[DeviceIdentity, dict[str, str]]] = {}
+
+    def identity_dict(self, identity: object) -> dict[str, str]:
+        """A device's identity as a record holds it, made once per device: the session's device fixture gives
+        every check of a device the same frozen DeviceIdentity, and its as_dict (dataclasses.asdict, a deep copy
+        field by field) was the largest part of the recorder's time per check. Read only: item_info copies it."""
+        if not isinstance(identity, DeviceIdentity):  # a test's stand-in, perhaps mutable: asked each time
+            return identity.as_dict()  # type: ignore[attr-defined]
+        known = self._identities.get(id(identity))
+        if known is None or known[0] is not identity:  # kept with its dict, so its id is never another's
+            known = self._identities[id(identity)] = (identity, identity.as_dict())
+        return known[1]
 
     def info(self, item: pytest.Item) -> CheckInfo | None:
-        info: CheckInfo | None = item.stash.get(INFO_KEY, None)
+        info = stashed(item, INFO_KEY)
         if info is None and is_rdma_item(item):
             dut: DeviceUnderTest | None = getattr(item, "funcargs", {}).get("rdma_dut")  # the fixture's value
-            identity = (
-                dut.identity.as_dict() if dut is not None and getattr(dut, "identity", None) is not None else None
-            )
+            found = getattr(dut, "identity", None) if dut is not None else None
+            identity = self.identity_dict(found) if found is not None else None
             info = item_info(item, identity)
             if identity is not None:  # complete once the device is open
                 item.stash[INFO_KEY] = info
@@ -97,7 +118,7 @@ class Recorder:
             return
         exc = call.excinfo.value if call.excinfo is not None else None
         run = item.stash.get(RUN, None)
-        waiver = item.stash.get(WAIVER_KEY, None)
+        waiver = stashed(item, WAIVER_KEY)
         phase = classify(report, exc, run, waiver.as_dict() if waiver else None)
         # A test of the user's own (no catalogue case): the plugin's word on why it skipped.
         own_test = run is None and case_of(item) is None
@@ -133,7 +154,7 @@ class Recorder:
                 if self.settings.confirm and "reproducer" in phase:
                     reproducer = phase["reproducer"]
                     reproducer["confirmed"] = confirm_run(run, self.settings.reproducers, reproducer)
-        fault_waiver = item.stash.get(FAULT_WAIVER_KEY, None)
+        fault_waiver = stashed(item, FAULT_WAIVER_KEY)
         if fault_waiver is not None and report.when == "teardown" and item.stash.get(KERNEL_LOG_SCANNED_KEY, False):
             phase = kernel_fault_phase(phase, fault_waiver)
         if self.settings.pytest_junit and report.when == "teardown":

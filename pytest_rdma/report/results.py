@@ -52,8 +52,6 @@ class Results:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data: PhaseReport | None = report.__dict__.get(REPORT_KEY)
-        worker = getattr(getattr(report, "node", None), "gateway", None)
-        worker_id = getattr(worker, "id", None) or getattr(report, "worker_id", None) or "main"
         crashed = (
             data is None
             and (report.failed or report.nodeid in self._waived_crashes)
@@ -69,7 +67,7 @@ class Results:
         pending = self._pending.get(report.nodeid)
         if pending is None:
             first = data["info"] if "info" in data else self._known(report.nodeid)
-            pending = self._pending[report.nodeid] = (first, [], worker_id)
+            pending = self._pending[report.nodeid] = (first, [], worker_of(report))
         info, phases, _ = pending
         phases.append(data["phase"])
         if info.get("identity") and info.get("device"):
@@ -151,6 +149,13 @@ class Results:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finish_pending()
+
+
+def worker_of(report: pytest.TestReport) -> str:
+    """The xdist worker a check ran on ("main" without xdist), read from its first phase's report only: the same
+    for its other phases."""
+    worker = getattr(getattr(report, "node", None), "gateway", None)
+    return getattr(worker, "id", None) or getattr(report, "worker_id", None) or "main"
 
 
 def by_driver(records: list[Record]) -> dict[str, list[Record]]:
