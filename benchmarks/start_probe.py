@@ -87,6 +87,7 @@ def pytest_report_header(config: pytest.Config) -> None:
     _mark("report header")
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's: the lab runs without it (-p no:xdist)
 def pytest_xdist_setupnodes(config: pytest.Config) -> None:
     _mark("xdist setupnodes")
 
