@@ -139,3 +139,24 @@ def test_a_step_taking_a_checks_arguments_names_it() -> None:
     step = Step("ibv_create_srq_ex", (("srq_init_attr_ex.pd", 0),), case="xrc-srq-XRC-in-private-xrcd")
     assert step.text() == "ibv_create_srq_ex[xrc-srq-XRC-in-private-xrcd](srq_init_attr_ex.pd=s0)"
     assert Step.from_dict(json.loads(json.dumps(step.as_dict()))) == step
+
+
+def test_shrinking_past_the_time_given_takes_at_most_that_time_again(tmp_path, monkeypatch) -> None:
+    """`--rdma-explore 20` ran 140 s under TCG, Hypothesis shrinking its last batch's finding: now at most 40 s."""
+    from pytest_rdma.explore import session
+
+    assert [session.shrink_margin(s) for s in (1, 20, 300)] == [10.0, 20.0, 120.0]
+    ends: list[float] = []
+
+    class Child:
+        returncode = 0
+
+    def watch(child: object, journal: object, offset: int, hard_end: float) -> str:
+        ends.append(hard_end - time.monotonic())
+        return session.OVERTIME  # still shrinking at the margin's end: ended
+
+    monkeypatch.setattr(session.subprocess, "Popen", lambda *args, **kwargs: Child())
+    monkeypatch.setattr(session, "_watch", watch)
+    found = session.explore("rxe0", 20.0, 7, tmp_path)
+    assert len(ends) == 1 and 39.0 < ends[0] <= 40.0, ends
+    assert found.error == "" and found.findings == []
