@@ -36,6 +36,8 @@ SHRINK_MARGIN_MIN_S = 10.0  # a few seconds given still leave Hypothesis a few s
 def shrink_margin(seconds: float) -> float:
     """How long past `seconds` an exploration may shrink what it found: the time given, within 10 s to 120 s."""
     return min(SHRINK_MARGIN_S, max(seconds, SHRINK_MARGIN_MIN_S))
+
+
 OVERTIME = "overtime"
 MAX_RESTARTS = 8  # a provider that dies in every sequence is shown by the first few
 SHRINK_TRIES = 24  # runs of a shorter sequence, each in a new process, to shrink one crash or hang

@@ -90,9 +90,12 @@ def unpack_scratch(results: Path) -> None:
         packed.unlink()
 
 
-def write_allure(request: LabRequest, results: Path, log: Log) -> None:
+def write_allure(request: LabRequest, results: Path, log: Log, since: float) -> None:
     """Each run's Allure results (results/<run>/allure), written on the host from the run's results file:
-    the final document, or the lines a killed VM left (report/allure_writer.write_from_results)."""
+    the final document, or the lines a killed VM left (report/allure_writer.write_from_results).
+
+    Only from a file this lab run wrote (modified at `since`, its start's wall clock, or later): an earlier
+    run's file left in place by a run that never started would otherwise pass the report's gate."""
     if not request.allure:
         return
     from pytest_rdma.report.allure_writer import write_from_results
@@ -102,7 +105,7 @@ def write_allure(request: LabRequest, results: Path, log: Log) -> None:
     for devices in [[device] for device in request.devices] if request.per_device else [request.devices]:
         run_dir = results / "+".join(devices)
         document = run_dir / LAB_JSON
-        found = next((path for path in (document, lines_path(document)) if path.exists()), None)
+        found = next((path for path in (document, lines_path(document)) if written_since(path, since)), None)
         if found is None:
             continue  # the run never started: the report's gate says the device has no results
         try:
@@ -115,6 +118,13 @@ def write_allure(request: LabRequest, results: Path, log: Log) -> None:
     if checks:
         seconds = time.monotonic() - started
         log(f"lab: Allure results of {checks} checks written from the results files in {seconds:.1f} s")
+
+
+def written_since(path: Path, since: float) -> bool:
+    try:
+        return path.stat().st_mtime >= since
+    except OSError:
+        return False
 
 
 def _unpacked(kernel: prereqs.Kernel, cache: Path, log: Log) -> prereqs.Kernel:
@@ -139,6 +149,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
             errors.append(message)
 
     started = time.monotonic()
+    began = time.time()  # the files this run writes are modified from here on (write_allure)
     try:
         _check_devices(request.devices)
         want_siw = any(name.startswith("siw") for name in request.devices)
@@ -241,7 +252,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
                 )
                 print(f"lab: {kept_results(results)}", file=sys.stderr)
                 unpack_scratch(results)
-                write_allure(request, results, log)
+                write_allure(request, results, log, began)
                 return EXIT_LAB_FAILED
             log(f"lab: booting again ({len(boots)} of at most {request.max_reboots}) for the checks not yet run")
         outcome = dataclasses.replace(outcome, first_test_s=boots[0].first_test_s)
@@ -252,7 +263,7 @@ def run(request: LabRequest, log: Log = print, errors: list[str] | None = None) 
     if not force_9p:
         vm.remember_virtiofs(vng, request.cache, console, bin_dirs)
     unpack_scratch(results)
-    write_allure(request, results, log)
+    write_allure(request, results, log, began)
     if outcome.exit_code is None:
         error(str(vm.boot_failure(outcome, console)))
         print(f"lab: {kept_results(results)}", file=sys.stderr)

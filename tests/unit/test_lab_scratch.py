@@ -42,6 +42,9 @@ def test_the_json_lines_go_to_the_share_and_the_vm_writes_no_allure() -> None:
     assert not [arg for arg in LAB_REPORTS if "allure" in arg]
 
 
+STARTED = 0.0  # the lab run's start (wall clock): every file of these tests is newer
+
+
 def cut_short(run_dir: Path, records: list[dict]) -> None:
     """The lines a killed VM leaves: a session line and the records, the last one half written."""
     lines = [json.dumps({"type": "session", "schema_version": SCHEMA_VERSION}), *map(json.dumps, records)]
@@ -56,7 +59,7 @@ def test_the_host_writes_each_runs_allure_results_from_its_results_file(tmp_path
     cut_short(results / "rxe0", [record(checks[0], "rxe0", DEVIATES), record(checks[1], "rxe0", CONFORMS)])
     (results / "siw0").mkdir()  # its run wrote nothing
     said: list[str] = []
-    write_allure(LabRequest(devices=["rxe0", "siw0"], allure=True), results, said.append)
+    write_allure(LabRequest(devices=["rxe0", "siw0"], allure=True), results, said.append, STARTED)
     written = [json.loads(path.read_text()) for path in (results / "rxe0" / LAB_ALLURE).glob("*-result.json")]
     assert sorted(r["fullName"] for r in written) == sorted(f"rxe.{c.verb}: {c.stable_id} on rxe0" for c in checks[:2])
     assert read_environment(results / "rxe0" / LAB_ALLURE)["rxe0"]["driver"] == "rxe"
@@ -64,7 +67,7 @@ def test_the_host_writes_each_runs_allure_results_from_its_results_file(tmp_path
     assert said and said[0].startswith("lab: Allure results of 2 checks written")
     untouched = tmp_path / "untouched"
     cut_short(untouched / "rxe0", [record(checks[0], "rxe0", DEVIATES)])
-    write_allure(LabRequest(devices=["rxe0"]), untouched, said.append)  # a run that did not ask for them
+    write_allure(LabRequest(devices=["rxe0"]), untouched, said.append, STARTED)  # a run that did not ask for them
     assert not (untouched / "rxe0" / LAB_ALLURE).exists()
 
 
@@ -72,7 +75,7 @@ def test_a_run_of_several_devices_names_each_in_its_allure_environment(tmp_path:
     results = tmp_path / "results"
     check = next(case for case in cases() if case.verb == "ibv_query_gid")
     cut_short(results / "rxe0+siw0", [record(check, "rxe0", CONFORMS)])
-    write_allure(LabRequest(devices=["rxe0", "siw0"], per_device=False, allure=True), results, print)
+    write_allure(LabRequest(devices=["rxe0", "siw0"], per_device=False, allure=True), results, print, STARTED)
     assert set(read_environment(results / "rxe0+siw0" / LAB_ALLURE)) == {"rxe0", "siw0"}
 
 
@@ -105,3 +108,13 @@ def test_without_gnu_tar_python_packs_the_same(tmp_path: Path, monkeypatch) -> N
             "rxe0/allure/1-result.json",
         ]
     )
+
+
+def test_an_earlier_runs_results_file_gives_no_allure_results(tmp_path: Path) -> None:
+    """A run that never started this time (its VM did not boot) leaves the last run's file: the gate must not pass."""
+    results = tmp_path / "results"
+    check = next(case for case in cases() if case.verb == "ibv_query_gid")
+    cut_short(results / "rxe0", [record(check, "rxe0", CONFORMS)])
+    stale = (results / "rxe0" / "results.jsonl").stat().st_mtime
+    write_allure(LabRequest(devices=["rxe0"], allure=True), results, print, stale + 60)
+    assert not (results / "rxe0" / LAB_ALLURE).exists()
