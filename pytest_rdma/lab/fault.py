@@ -105,7 +105,9 @@ def running_check_record(entry: dict, before: list[Record]) -> Record:
     info = dict(entry.get("info") or {})
     nodeid = str(entry["nodeid"])
     device = str(info.get("device") or "")
+    # The records before it; for a device's first check, what the running file says (report/resume.py).
     identity = next((r["identity"] for r in before if r.get("device") == device and r.get("identity")), None)
+    identity = identity or info.get("identity")
     # What every record has (as results.py's record of a check it knows only by node id), then the check's own.
     known: Record = {"stable_id": nodeid, "test": nodeid.split("::")[-1].split("[")[0], "verb": "", "claim": ""}
     return {

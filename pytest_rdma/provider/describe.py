@@ -17,6 +17,11 @@ def remember(identity: DeviceIdentity) -> None:
     _known[identity.name] = identity
 
 
+def known(name: str) -> DeviceIdentity | None:
+    """The identity of a device this process has opened already (the start's port check), without opening it."""
+    return _known.get(name)
+
+
 @cache
 def describe(name: str) -> DeviceIdentity:
     if name in _known:

@@ -22,7 +22,7 @@ import pytest
 from pytest_rdma.expectations import Expectations
 from pytest_rdma.outcomes import CRASH, DEVIATES, WAIVED
 from pytest_rdma.report.jsonfile import load
-from pytest_rdma.report.phase import is_rdma_item, item_info
+from pytest_rdma.report.phase import device_of, is_rdma_item, item_info
 from pytest_rdma.report.record import CheckInfo, Record, crash_waived
 from pytest_rdma.report.results import Results
 from pytest_rdma.report.terminal import failing
@@ -42,10 +42,27 @@ class RunningCheck:
         self.path = path
         # An exploration (--rdma-explore) runs inside the first check of a device: its seconds are the check's.
         self.limit = settings.hang_limit + settings.explore if settings.hang_limit else 0
+        self._identities: dict[str, dict[str, str]] = {}
+
+    def identity(self, item: pytest.Item) -> dict[str, str] | None:
+        """The check's device's identity when this process has opened the device already (the start's port
+        check does): the lab's record of a fault in a device's first check then still names its driver, whose
+        waivers judge it. Made once per device."""
+        device = device_of(item)
+        if not device:
+            return None
+        if device not in self._identities:
+            from pytest_rdma.provider.describe import known  # the device layer, imported by then
+
+            found = known(device)
+            if found is None:
+                return None
+            self._identities[device] = found.as_dict()
+        return self._identities[device]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> None:
-        info: CheckInfo = item_info(item, None) if is_rdma_item(item) else {"nodeid": item.nodeid}
+        info: CheckInfo = item_info(item, self.identity(item)) if is_rdma_item(item) else {"nodeid": item.nodeid}
         text = json.dumps(running_entry(item.nodeid, info, self.limit), sort_keys=True)
         # One write and an fsync per check (a round trip to the host's disk): the host must read it even when
         # the kernel stops a moment later.

@@ -91,6 +91,18 @@ def test_the_labs_record_of_a_fault_that_ended_the_vm_is_judged_by_the_same_waiv
     assert with_fault_waiver(record, Expectations()) == record
 
 
+def test_a_fault_in_a_devices_first_check_is_judged_by_its_drivers_waivers_too() -> None:
+    """No record before it to take the identity from: the running file's (the device opened at the start) gives it."""
+    entry = {
+        "nodeid": f"suites/test_verbs.py::test_ibv_post_send[rxe0-{ID[18:-1]}]",
+        "info": {"stable_id": ID, "device": "rxe0", "identity": IDENTITY},
+    }
+    record = fault_record(entry, Fault("oops", ["BUG: unable to handle page fault"], 1.0, 300), [])  # type: ignore[arg-type]
+    assert (record["driver"], record["identity"]) == ("rxe", IDENTITY)
+    waived = with_fault_waiver(record, expectations_of("oops"))
+    assert (waived["outcome"], waived["waiver"]["status"]) == ("waived", "applied")  # type: ignore[index]
+
+
 @pytest.mark.parametrize("kind", ["oops", "bug", "panic", "hang"])
 def test_a_waiver_of_a_fault_that_ends_the_vm_leaves_its_check_out_of_runs_that_are_not_about_it(kind: str) -> None:
     assert vm_ending_variants(expectations_of(kind)) == ["enum-outside-RC-opcode-large"]

@@ -181,6 +181,23 @@ def run_demo(pytester: pytest.Pytester, expect: Path, selected: str, *args: str)
     )
 
 
+def test_the_running_file_names_the_device_once_the_run_has_opened_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fault in a device's first check has no record before it to take the driver from: the running file gives
+    it, from the identity read when the run's start opened the device (its port check)."""
+    expect = make_project(pytester)
+    conftest = pytester.path / "conftest.py"
+    opened = "def pytest_configure(config):\n    remember(IDENTITIES['rxe0'])  # as plugin.validate_ports does\n"
+    imports = "from pytest_rdma.provider.describe import remember\n"
+    conftest.write_text(imports + conftest.read_text() + "\n\n" + opened)
+    running = pytester.path / "running.json"
+    monkeypatch.setenv(resume_files.RUNNING_ENV, str(running))
+    assert run_demo(pytester, expect, "rxe0 and conforming").ret == 0
+    info = json.loads(running.read_text())["info"]
+    assert (info["driver"], info["identity"]["driver"], info["identity"]["name"]) == ("rxe", "rxe", "rxe0")
+
+
 def test_a_resumed_run_replays_the_boots_before_and_runs_only_the_rest(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
