@@ -19,7 +19,7 @@ from pytest_rdma.lab.command import LAB_REPORTS, lab_parser, split_passthrough
 EXIT_INTERNAL = 3  # as pytest's: a command that crashed never exits 1, which means "gate failed" or "regression"
 
 
-ALLURE_RUNS = "*/allure"  # results/<device>/allure, unpacked from each run's scratch
+ALLURE_RUNS = "*/allure"  # results/<device>/allure, written on the host from each run's results file
 
 
 def _forget_allure(results: Path, devices: list[str]) -> None:

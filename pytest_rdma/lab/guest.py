@@ -358,12 +358,12 @@ SCRATCH_TAR = "scratch.tar"
 def keep_scratch(scratch: Path, run_dir: Path) -> None:
     """Move what a run wrote to the VM's own memory into its results directory, as one file.
 
-    Reporters that write several files per check (allure) write to `{scratch}`, on the
-    VM's tmpfs, because every file operation on the shared results directory is a 9p round
-    trip under an emulated CPU (a quarter of a check's time, benchmarks/). One tar is one
-    sequential write; the host unpacks it after the VM stops (`pytest_rdma.lab.unpack_scratch`).
-    A VM killed mid-run loses these files; the JSON lines (written to the share as each check
-    ends) are kept.
+    Outputs that write several files per check belong in `{scratch}`, on the VM's tmpfs (a user's
+    own `--rdma-allure={scratch}/allure`, say), because every file operation on the shared results
+    directory is a round trip under an emulated CPU. One tar is one sequential write; the host
+    unpacks it after the VM stops (`pytest_rdma.lab.unpack_scratch`). A VM killed mid-run loses
+    these files; the JSON lines (written to the share as each check ends) are kept, and the lab's
+    own Allure results are written from them on the host (`pytest_rdma.lab.write_allure`).
 
     Packed by GNU tar where there is one: Python's tarfile spends about 8 ms per file under TCG
     (a TarInfo, a passwd and a group lookup each), 11 s after a whole-catalogue run; tar packed
