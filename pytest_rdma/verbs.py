@@ -8625,7 +8625,9 @@ ibv_destroy_counters = Verb(
 
 # --- 8. rdma_cm ---------------------------------------------------------------------------------------------
 # librdmacm: how an iWARP RC pair is connected (the verbs cannot do it alone). Family "rdmacm":
-# no claims of its own here; the data-path checks call these through the same call layer.
+# no claims of its own here; the data-path checks call these through the same call layer. Each int-returning
+# one gives 0, or -1 with errno set (each page's RETURN VALUE): RETURNS_COUNT, as ibv_close_device, not
+# RETURNS_ERRNO, which read a failure's -1 as a broken convention and EPERM.
 _RDMACM = "rdma_cm(7)"
 rdma_create_event_channel = Verb(
     name="rdma_create_event_channel",
@@ -8650,7 +8652,7 @@ rdma_create_id = Verb(
     name="rdma_create_id",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context, "
     "enum rdma_port_space ps);",
     summary="make a connection identifier (0, or -1 with errno)",
@@ -8665,7 +8667,7 @@ rdma_destroy_id = Verb(
     name="rdma_destroy_id",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_destroy_id(struct rdma_cm_id *id);",
     summary="release a connection identifier",
     params=(Param("id", "struct rdma_cm_id *"),),
@@ -8675,7 +8677,7 @@ rdma_bind_addr = Verb(
     name="rdma_bind_addr",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr);",
     summary="bind to an address",
     params=(Param("id", "struct rdma_cm_id *"), Param("addr", "struct sockaddr *")),
@@ -8684,7 +8686,7 @@ rdma_listen = Verb(
     name="rdma_listen",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_listen(struct rdma_cm_id *id, int backlog);",
     summary="listen for connection requests",
     params=(Param("id", "struct rdma_cm_id *"), Param("backlog", "int", default=1)),
@@ -8693,7 +8695,7 @@ rdma_resolve_addr = Verb(
     name="rdma_resolve_addr",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr, "
     "int timeout_ms);",
     summary="resolve a destination address to an RDMA device (an event follows)",
@@ -8708,7 +8710,7 @@ rdma_resolve_route = Verb(
     name="rdma_resolve_route",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);",
     summary="resolve the route to the destination (an event follows)",
     params=(Param("id", "struct rdma_cm_id *"), Param("timeout_ms", "int", default=5000)),
@@ -8717,7 +8719,7 @@ rdma_connect = Verb(
     name="rdma_connect",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param);",
     summary="connect; the QP named by conn_param->qp_num is the local end",
     params=(Param("id", "struct rdma_cm_id *"), Param("conn_param", "struct rdma_conn_param *")),
@@ -8726,7 +8728,7 @@ rdma_accept = Verb(
     name="rdma_accept",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param);",
     summary="accept a connection request on the QP named by conn_param->qp_num",
     params=(Param("id", "struct rdma_cm_id *"), Param("conn_param", "struct rdma_conn_param *")),
@@ -8735,7 +8737,7 @@ rdma_disconnect = Verb(
     name="rdma_disconnect",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_disconnect(struct rdma_cm_id *id);",
     summary="disconnect (the QPs move to Error)",
     params=(Param("id", "struct rdma_cm_id *"),),
@@ -8744,7 +8746,7 @@ rdma_get_cm_event = Verb(
     name="rdma_get_cm_event",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event);",
     summary="take the next connection event (blocks unless the channel's fd is ready)",
     params=(Param("channel", "struct rdma_event_channel *"), Param("event", "struct rdma_cm_event **", "out")),
@@ -8753,7 +8755,7 @@ rdma_ack_cm_event = Verb(
     name="rdma_ack_cm_event",
     man=_RDMACM,
     family="rdmacm",
-    returns=RETURNS_ERRNO,
+    returns=RETURNS_COUNT,
     prototype="int rdma_ack_cm_event(struct rdma_cm_event *event);",
     summary="release a connection event",
     params=(Param("event", "struct rdma_cm_event *"),),

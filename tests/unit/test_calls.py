@@ -290,6 +290,15 @@ def test_judge_by_the_return_convention(
     assert (judged.ok, judged.errno, judged.problem) == (ok, errno, problem)
 
 
+def test_an_rdma_cm_failure_is_minus_one_with_errno_not_a_broken_convention() -> None:
+    """rdma_create_id(3) and the others, RETURN VALUE: 0 on success, -1 with errno set on error."""
+    int_verbs = [verb for verb in VERBS.verbs if verb.family == "rdmacm" and verb.prototype.startswith("int ")]
+    assert len(int_verbs) == 11
+    for verb in int_verbs:
+        judged = judge(verb.returns, -1, 19)  # ENODEV: no RDMA device for the address
+        assert (judged.ok, judged.errno, judged.problem) == (False, 19, ""), verb.name
+
+
 # -- render: one record, three texts ---------------------------------------------------------------------------
 CTX = Handle("ctx", "context", "struct ibv_context *", 0x100)
 PD = Handle("pd0", "pd", "struct ibv_pd *", 0x200)
