@@ -135,9 +135,32 @@ def digest(text: str) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()  # an id, not a secret
 
 
+def ordered_params(record: Record) -> list[tuple[str, str]]:
+    """The record's parameters that have a value, in the order of its variant (the case's axes; those the variant does
+    not spell out after them, by name), whatever order its `params` has: a results file read back has them sorted by
+    name (the lab writes its Allure results from one), and a result must not depend on which process wrote it."""
+    tokens = [token for token in str(record.get("variant") or "").split("-") if token]
+    taken: set[int] = set()
+
+    def place(value: str) -> int:
+        """Where the value's tokens first stand in the variant, not counting tokens another value took."""
+        parts = value.split("-")
+        for start in range(len(tokens) - len(parts) + 1):
+            if tokens[start : start + len(parts)] == parts and not taken & set(range(start, start + len(parts))):
+                taken.update(range(start, start + len(parts)))
+                return start
+        return len(tokens)
+
+    named = [(str(name), str(value)) for name, value in (record.get("params") or {}).items() if str(value)]
+    # Placed longest value first (qp-RC before RC, which then stands apart), and ties by name: the order the dict
+    # gives must not decide. Values not in the variant (a field it names by its path) go last, by name.
+    at = {name: place(value) for name, value in sorted(named, key=lambda item: (-len(item[1].split("-")), item[0]))}
+    return sorted(named, key=lambda item: (at[item[0]], item[0]))
+
+
 def case_words(record: Record) -> str:
     """The case as words: its axes by name where they say everything the variant says, else the variant."""
-    params = {name: value for name, value in (record.get("params") or {}).items() if str(value)}
+    params = dict(ordered_params(record))
     variant = str(record.get("variant") or "")
     tokens = [token for token in variant.split("-") if token]
     values = {token for value in params.values() for token in str(value).split("-")}
@@ -235,7 +258,7 @@ def description(record: Record, has_reproducer: bool, quote: str = "") -> str:
     identity = record.get("identity") or {}
     device = record.get("device") or ""
     on = f"{device} (driver {record.get('driver')}, {identity.get('transport', '')})" if device else "no device"
-    params = ", ".join(f"{name} = {value}" for name, value in (record.get("params") or {}).items() if str(value))
+    params = ", ".join(f"{name} = {value}" for name, value in ordered_params(record))
     calls = [line for line in record.get("steps") or () if ": " in line]
     lines.append(
         f"**What was done:** on {on}, case `{record.get('variant') or record.get('case_id') or '-'}`"
@@ -345,11 +368,7 @@ def pair_files(reproducer: Reproducer) -> dict[str, str]:
 
 
 def parameters(record: Record) -> list[model.Parameter]:
-    params = [
-        model.Parameter(name=str(name), value=str(value))
-        for name, value in (record.get("params") or {}).items()
-        if str(value)
-    ]
+    params = [model.Parameter(name=name, value=value) for name, value in ordered_params(record)]
     if record.get("variant"):
         params.append(model.Parameter(name="case", value=str(record["variant"])))
     params.append(model.Parameter(name="device", value=str(record.get("device") or NO_DEVICE)))
