@@ -125,3 +125,25 @@ def test_steps_run_beside_print_their_whole_output_with_their_exit_code_once_end
     assert sorted(out[5:7]) == ["failing line 1", "failing line 2"]
     assert "missing (ran beside the other steps) exited 1" in out[8]
     assert summary([passing.step, failing.step])[0] == "selftest: passing exited 0, failing exited 3"
+
+
+def test_the_kernel_matrix_runs_beside_the_lab_tests_as_the_lab_command(monkeypatch, tmp_path: Path) -> None:
+    """After the lab tests it was CI's last 100 s on the critical path; beside them, after the host-side lab tests,
+    it costs none. It is what a user runs: pytest-rdma lab --kernel A --kernel B."""
+    from pytest_rdma import selftest
+    from pytest_rdma.lab import prereqs
+
+    monkeypatch.setattr(prereqs, "apt_install", lambda *a, **k: None)
+    monkeypatch.setattr(selftest, "_pytest", lambda *a, **k: 0)
+    monkeypatch.setattr(selftest.lab, "run", lambda *a, **k: 0)
+    monkeypatch.setattr(selftest, "matrix_kernels", lambda given: ["6.1.0-56-amd64", "6.12.117+deb12-amd64"])
+    beside: list[list[str]] = []
+    monkeypatch.setattr(selftest, "_run_to_log", lambda argv, *a: beside.append(argv) or 0)
+    assert selftest.main(["--no-fresh", "--no-install", "--results", str(tmp_path)]) == 0
+    assert [argv[argv.index("-m") + 1] for argv in beside] == ["pytest", "pytest_rdma.cli"]  # host_lab, then it
+    matrix = beside[1]
+    assert matrix[matrix.index("-m") + 2 :] == [
+        "lab", "--no-html", "--results", str(tmp_path.resolve() / "selftest" / "kernels"), "--cache",
+        str(selftest.lab.LabRequest().cache), "--no-install", "--timeout", "3600", "--dev=rxe0", "--dev=siw0",
+        "--kernel=6.1.0-56-amd64", "--kernel=6.12.117+deb12-amd64", "--", "-k", "ibv_query_port",
+    ]  # fmt: skip
