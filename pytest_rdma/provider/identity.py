@@ -71,6 +71,14 @@ class DeviceIdentity:
         )
 
 
+@functools.cache
+def record_fields(identity: DeviceIdentity) -> dict[str, str]:
+    """identity.as_dict(), made once per identity: every check's record takes it (the recorder's, the lab's running
+    file), and dataclasses.asdict copies field by field, the largest part of the recorder's time per check once.
+    Read only: a record copies it (report/phase.item_info)."""
+    return identity.as_dict()
+
+
 def sysfs_devices() -> list[str]:
     """The RDMA devices the kernel has, read from sysfs (no pyverbs needed)."""
     if not SYSFS_INFINIBAND.is_dir():

@@ -20,7 +20,7 @@ from pytest_rdma.expectations import Expectations, Waiver
 from pytest_rdma.explore.execute import EXPLORE, EXPLORED
 from pytest_rdma.guard.findings import KERNEL_LOG_SCANNED_KEY, WAIVED_FAULT_KEY
 from pytest_rdma.outcomes import DEVIATES, UNSUPPORTED, WAIVED, Deviation
-from pytest_rdma.provider.identity import DeviceIdentity
+from pytest_rdma.provider.identity import DeviceIdentity, record_fields
 from pytest_rdma.report import reproducers
 from pytest_rdma.report.confirm_pair import confirm_run
 from pytest_rdma.report.junit import finding_properties
@@ -57,19 +57,14 @@ class Recorder:
         self.settings = settings
         self.expectations = expectations
         self.requirements = requirements
-        # id(device identity) -> (that identity, its dict): see identity_dict.
-        self._identities: dict[int, tuple[DeviceIdentity, dict[str, str]]] = {}
 
-    def identity_dict(self, identity: object) -> dict[str, str]:
-        """A device's identity as a record holds it, made once per device: the session's device fixture gives
-        every check of a device the same frozen DeviceIdentity, and its as_dict (dataclasses.asdict, a deep copy
-        field by field) was the largest part of the recorder's time per check. Read only: item_info copies it."""
+    @staticmethod
+    def identity_dict(identity: object) -> dict[str, str]:
+        """A device's identity as a record holds it: the session's device fixture gives every check of a device the
+        same frozen DeviceIdentity, whose dict is made once (record_fields)."""
         if not isinstance(identity, DeviceIdentity):  # a test's stand-in, perhaps mutable: asked each time
             return identity.as_dict()  # type: ignore[attr-defined]
-        known = self._identities.get(id(identity))
-        if known is None or known[0] is not identity:  # kept with its dict, so its id is never another's
-            known = self._identities[id(identity)] = (identity, identity.as_dict())
-        return known[1]
+        return record_fields(identity)
 
     def info(self, item: pytest.Item) -> CheckInfo | None:
         info = stashed(item, INFO_KEY)

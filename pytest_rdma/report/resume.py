@@ -42,23 +42,17 @@ class RunningCheck:
         self.path = path
         # An exploration (--rdma-explore) runs inside the first check of a device: its seconds are the check's.
         self.limit = settings.hang_limit + settings.explore if settings.hang_limit else 0
-        self._identities: dict[str, dict[str, str]] = {}
 
-    def identity(self, item: pytest.Item) -> dict[str, str] | None:
+    @staticmethod
+    def identity(item: pytest.Item) -> dict[str, str] | None:
         """The check's device's identity when this process has opened the device already (the start's port
         check does): the lab's record of a fault in a device's first check then still names its driver, whose
-        waivers judge it. Made once per device."""
-        device = device_of(item)
-        if not device:
-            return None
-        if device not in self._identities:
-            from pytest_rdma.provider.describe import known  # the device layer, imported by then
+        waivers judge it."""
+        from pytest_rdma.provider.describe import known  # the device layer, imported by then
+        from pytest_rdma.provider.identity import record_fields
 
-            found = known(device)
-            if found is None:
-                return None
-            self._identities[device] = found.as_dict()
-        return self._identities[device]
+        found = known(device_of(item))
+        return record_fields(found) if found is not None else None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> None:
