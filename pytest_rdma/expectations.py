@@ -14,6 +14,7 @@ deviation from a new one. A waiver holds only while the device does what it reco
     kernel = ">=6.1,<6.2"                                              # optional scopes: version ranges
     rdma_core = ">=44"
     firmware = "*"
+    intermittent = true                                                # optional: seen in some runs only
 
 `observed` is compared with the deviation's own observation (an errno, a returned value, a
 field's value): a waived check that deviates in another way is a deviation that says "waived
@@ -21,6 +22,11 @@ X, observed Y". A waiver whose scope excludes the device does not apply. At the 
 waiver that matched no check is reported stale, and one whose check was not exercised (or is
 unsupported) is refused: a waiver needs an observation to hold. A check unsupported for the lack
 of a capability in `require` fails the run (report/profile.py).
+
+`intermittent = true` records a deviation the device shows in some runs and not in others (a provider's
+race): it is waived when seen, as any other; a run where its check conforms says the waiver was not seen
+("unseen") instead of calling it stale ("fixed"), and `--rdma-strict` does not fail that run. The field's
+name for this is a flake list (deqp-runner's --flakes); ours still holds only for the recorded observation.
 
 Anything malformed is a `pytest.UsageError` naming the file and the line: a CI gate that
 silently ignored a broken waiver file would pass or fail for the wrong reason.
@@ -56,7 +62,7 @@ SCOPES = ("kernel", "rdma_core", "firmware")
 KERNEL_FAULT_KINDS = ("warning", "bug", "oops", "kasan", "lockdep", "panic", "hang")
 # The kinds that end the lab's VM (lab/fault.py; a WARNING, KASAN or lockdep report does not).
 VM_ENDING_FAULTS = ("oops", "bug", "panic", "hang")
-WAIVER_KEYS = {"id", "reason", "link", "observed", *SCOPES}
+WAIVER_KEYS = {"id", "reason", "link", "observed", "intermittent", *SCOPES}
 REQUIRED_KEYS = ("id", "reason", "link")
 TOP_LEVEL_KEYS = {"driver", "require", "waiver"}
 _WAIVER_HEADER = re.compile(r"^\s*\[\[\s*waiver\s*\]\]")
@@ -114,6 +120,7 @@ class Waiver:
     file: str
     line: int
     scopes: Mapping[str, str] = field(default_factory=dict)
+    intermittent: bool = False  # seen in some runs only: a run where its check conforms does not make it stale
 
     @property
     def where(self) -> str:
@@ -155,6 +162,7 @@ class Waiver:
             "file": Path(self.file).name,
             "line": self.line,
             "scopes": dict(self.scopes),
+            **({"intermittent": True} if self.intermittent else {}),
         }
 
 
@@ -366,6 +374,9 @@ def _waiver(entry: object, driver: str, path: Path, line: int, seen: dict[str, i
             f"alone; KIND is one of {', '.join(KERNEL_FAULT_KINDS)} (the record's observation.kernel_fault, "
             "or its kernel_log.kinds)",
         )
+    intermittent = entry.get("intermittent", False)
+    if not isinstance(intermittent, bool):
+        raise _fail(path, line, f"intermittent = {intermittent!r}: it is true or false (true: seen in some runs only)")
     scopes = {scope: entry[scope] for scope in SCOPES if scope in entry}
     for scope, spec in scopes.items():
         try:
@@ -380,9 +391,8 @@ def _waiver(entry: object, driver: str, path: Path, line: int, seen: dict[str, i
     if key in seen:
         raise _fail(path, line, f"waiver for {pattern!r} repeats the one at line {seen[key]}")
     seen[key] = line
-    return Waiver(
-        pattern, entry["reason"].strip(), entry["link"].strip(), dict(observed), driver, str(path), line, scopes
-    )
+    reason, link = entry["reason"].strip(), entry["link"].strip()
+    return Waiver(pattern, reason, link, dict(observed), driver, str(path), line, scopes, intermittent)
 
 
 def _line_of_key(text: str, key: str) -> int:

@@ -229,6 +229,11 @@ def status_message(record: Record) -> str:
     if outcome == CONFORMS:
         if waiver.get("status") == "fixed":
             return f"conforms: the waiver {waiver.get('file', '')}:{waiver.get('line', '')} is no longer needed"
+        if waiver.get("status") == "unseen":
+            return (
+                f"conforms this run: the intermittent deviation its waiver {waiver.get('file', '')}:"
+                f"{waiver.get('line', '')} records was not seen"
+            )
         return ""
     return f"{outcome}: {reason}"
 

@@ -28,6 +28,7 @@ from pytest_rdma.report.record import (
     WaiverRecord,
     blank_phase,
     last_line,
+    unneeded,
 )
 from pytest_rdma.report.redact import redact
 from pytest_rdma.running import Run
@@ -151,7 +152,7 @@ def _classify(
     if report.passed:
         phase["outcome"] = CONFORMS
         if waiver and report.when == "call":  # a setup or teardown that passed says nothing of the waiver
-            phase["waiver"] = {**waiver, "status": "fixed"}
+            phase["waiver"] = unneeded(waiver)
         return phase
     if report.skipped:
         if hasattr(report, "wasxfail"):
@@ -181,7 +182,7 @@ def _classify(
     elif exc is None and text.startswith("[XPASS(strict)]"):
         # A waived check that now conforms: the device is fine, the waiver is stale.
         phase["outcome"] = CONFORMS
-        phase["waiver"] = {**waiver, "status": "fixed"} if waiver else None
+        phase["waiver"] = unneeded(waiver) if waiver else None
     elif report.when != "call":
         phase["outcome"] = ERROR
         phase["reason"] = _first_line(exc) if exc is not None else last_line(text)

@@ -60,7 +60,8 @@ class WaiverRecord(TypedDict, total=False):
     file: str
     line: int
     scopes: dict[str, str]
-    status: str  # in a record: applied, fixed or mismatch
+    intermittent: bool  # seen in some runs only (expectations.py): a conforming run leaves it "unseen"
+    status: str  # in a record: applied, fixed, unseen (an intermittent one's check conformed) or mismatch
     why: str  # in the results' stale and refused lists
 
 
@@ -181,6 +182,12 @@ class PhaseReport(TypedDict, total=False):
     # Under xdist, on a teardown: what the worker's next check is, so that the controller can write that
     # check's record if it kills its worker before its setup is reported (results.py).
     next: CheckInfo
+
+
+def unneeded(waiver: WaiverRecord) -> WaiverRecord:
+    """A waiver whose check conformed: "fixed" (remove it), or "unseen" for one recorded as intermittent,
+    which a run without its deviation does not make stale (expectations.py)."""
+    return {**waiver, "status": "unseen" if waiver.get("intermittent") else "fixed"}
 
 
 def severity(outcome: str) -> int:

@@ -26,7 +26,7 @@ from pytest_rdma.report.confirm_pair import confirm_run
 from pytest_rdma.report.junit import finding_properties
 from pytest_rdma.report.phase import case_of, classify, evidence, is_rdma_item, item_info
 from pytest_rdma.report.profile import Requirements, failure_text
-from pytest_rdma.report.record import REPORT_KEY, CheckInfo, Phase, PhaseReport
+from pytest_rdma.report.record import REPORT_KEY, CheckInfo, Phase, PhaseReport, unneeded
 from pytest_rdma.running import RUN
 from pytest_rdma.settings import Settings
 from pytest_rdma.user_claims import skipped_as
@@ -94,7 +94,12 @@ class Recorder:
             # pytest's own xfail machinery does the rest: a Deviation is XFAIL; a pass is XPASS,
             # which strict turns into a failure. Only a Deviation is waived, never an error.
             item.add_marker(
-                pytest.mark.xfail(reason=f"waived: {waiver.reason}", raises=Deviation, strict=self.settings.strict)
+                pytest.mark.xfail(
+                    reason=f"waived: {waiver.reason}",
+                    raises=Deviation,
+                    # An intermittent deviation's absence is no news: strict fails a run for a stale waiver only.
+                    strict=self.settings.strict and not waiver.intermittent,
+                )
             )
         if self.settings.pytest_junit:
             item.user_properties.extend(junit_properties(info))
@@ -193,7 +198,7 @@ def kernel_fault_phase(phase: Phase, waiver: Waiver) -> Phase:
     kind = waiver.waived_kernel_fault
     finding = phase.get("kernel_log")
     if not finding:
-        return {**phase, "waiver": {**waiver.as_dict(), "status": "fixed"}}
+        return {**phase, "waiver": unneeded(waiver.as_dict())}
     if set(finding["kinds"]) != {kind}:
         return {**phase, "waiver": {**waiver.as_dict(), "status": "mismatch"}}
     return {

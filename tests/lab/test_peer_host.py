@@ -39,6 +39,14 @@ def outcomes(path: Path) -> dict[str, dict]:
     return {r["stable_id"]: r for r in json.loads(path.read_text())["results"] if "between-devices" in r["stable_id"]}
 
 
+def verdict(record: dict) -> str:
+    """The record's outcome; a check whose waiver records an intermittent deviation (siw's, seen in some runs
+    only) may conform in one run and be waived in the other: either is the same verdict."""
+    if (record.get("waiver") or {}).get("intermittent") and record["outcome"] in ("conforms", "waived"):
+        return "conforms or waived (intermittent)"
+    return str(record["outcome"])
+
+
 def run(pytester: pytest.Pytester, device: str, name: str, *more: str) -> tuple[dict[str, dict], str]:
     results = pytester.path / f"{name}.json"
     ran = pytester.runpytest_subprocess(
@@ -54,7 +62,7 @@ def test_a_peer_in_another_process_ends_every_check_as_an_in_process_peer(
     peer = f"{device}p"
     here, _ = run(pytester, device, "in-process", "--rdma-peer", peer)
     there, said = run(pytester, device, "remote", "--rdma-peer", peer, "--rdma-peer-host", SPEC)
-    assert {k: r["outcome"] for k, r in there.items()} == {k: r["outcome"] for k, r in here.items()}
+    assert {k: verdict(r) for k, r in there.items()} == {k: verdict(r) for k, r in here.items()}
     assert any(r["outcome"] == "conforms" for r in there.values()), there
     for record in there.values():
         if record["outcome"] != "conforms":

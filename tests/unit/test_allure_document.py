@@ -37,3 +37,15 @@ def test_false_is_kept_and_empty_values_are_left_out() -> None:
     )
     assert json.dumps(document(result)) == logger_json(result)
     assert document(result)["statusDetails"] == {"known": False}
+
+
+def test_a_conforming_check_says_whether_its_waiver_is_to_be_removed_or_was_only_not_seen() -> None:
+    from pytest_rdma.report.allure_model import status_message
+
+    waiver = {"file": "siw-relations.toml", "line": 73}
+    fixed = status_message({"outcome": "conforms", "waiver": {**waiver, "status": "fixed"}})  # type: ignore[typeddict-item]
+    unseen = status_message({"outcome": "conforms", "waiver": {**waiver, "status": "unseen", "intermittent": True}})  # type: ignore[typeddict-item]
+    assert fixed == "conforms: the waiver siw-relations.toml:73 is no longer needed"
+    assert unseen == (
+        "conforms this run: the intermittent deviation its waiver siw-relations.toml:73 records was not seen"
+    )

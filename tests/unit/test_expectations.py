@@ -124,6 +124,11 @@ def test_scopes_decide_whether_a_waiver_applies_to_a_device() -> None:
             1,
             "firmware = 7: it must be a string",
         ),
+        (
+            '[[waiver]]\nid = "t"\nreason = "r"\nlink = "l"\n' + OBSERVED + 'intermittent = "yes"\n',
+            1,
+            "intermittent = 'yes': it is true or false",
+        ),
     ],
 )
 def test_a_malformed_file_names_file_and_line(text: str, line: int, says: str) -> None:
@@ -178,6 +183,36 @@ def test_strict_fails_a_waived_check_that_now_conforms(pytester: pytest.Pytester
     lenient = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect))
     lenient.assert_outcomes(passed=3, skipped=4, xfailed=2, xpassed=1)
     assert lenient.ret == pytest.ExitCode.OK
+
+
+def test_an_intermittent_waiver_whose_check_conforms_is_unseen_not_stale_even_under_strict(
+    pytester: pytest.Pytester,
+) -> None:
+    flaky = WAIVERS["rxe"].replace("deviant", "conforming") + "intermittent = true\n"
+    expect = make_project(pytester, waivers={"rxe": WAIVERS["rxe"] + flaky, "siw": WAIVERS["siw"]})
+    strict = pytester.runpytest(
+        "-p", "no:xdist", "--rdma-strict", "--rdma-expectations", str(expect), "--rdma-json", "r.json"
+    )
+    strict.assert_outcomes(passed=3, skipped=4, xfailed=2, xpassed=1)
+    assert strict.ret == pytest.ExitCode.OK
+    record = records(pytester.path / "r.json")[node("rxe0", "conforming")]
+    assert record["outcome"] == "conforms"
+    assert (record["waiver"]["status"], record["waiver"]["intermittent"]) == ("unseen", True)
+    # Seen, it is waived as any other; the deviant check's waiver is not intermittent and says so by its absence.
+    deviant = records(pytester.path / "r.json")[node("rxe0", "deviant")]
+    assert (deviant["outcome"], deviant["waiver"]["status"], "intermittent" in deviant["waiver"]) == (
+        "waived",
+        "applied",
+        False,
+    )
+
+
+def test_an_intermittent_waiver_holds_only_for_what_it_records(pytester: pytest.Pytester) -> None:
+    flaky = (WAIVERS["rxe"] + "intermittent = true\n").replace('returned = "success"', 'errno = "EPERM"')
+    expect = make_project(pytester, waivers={"rxe": flaky, "siw": WAIVERS["siw"]})
+    result = pytester.runpytest("-p", "no:xdist", "--rdma-expectations", str(expect), "--rdma-json", "r.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert records(pytester.path / "r.json")[node("rxe0", "deviant")]["waiver"]["status"] == "mismatch"
 
 
 def test_without_strict_a_new_deviation_still_fails(pytester: pytest.Pytester) -> None:

@@ -67,3 +67,15 @@ def test_a_waiver_whose_line_moved_between_the_releases_runs_is_one_waiver() -> 
     assert [(s.release, s.why) for s in found] == [(NEW, "its check conforms there")]
     scoped_apart = _record(NEW, "waived", "applied", {"kernel": ">=6.12"})  # another waiver of the same id
     assert stale_on_release({OLD: [_record(OLD, "waived", "applied", {"kernel": "<6.12"})], NEW: [scoped_apart]}) == []
+
+
+def test_an_intermittent_waiver_unseen_on_a_release_is_not_stale_there_but_one_that_deviates_otherwise_is() -> None:
+    def flaky(kernel: str, outcome: str, status: str) -> dict:
+        record = _record(kernel, outcome, status)
+        record["waiver"]["intermittent"] = True
+        return record
+
+    unseen = stale_on_release({OLD: [flaky(OLD, "waived", "applied")], NEW: [flaky(NEW, "conforms", "unseen")]})
+    assert unseen == [], "seen in some runs only: a release where it was not seen says nothing against it"
+    otherwise = stale_on_release({OLD: [flaky(OLD, "waived", "applied")], NEW: [flaky(NEW, "deviates", "mismatch")]})
+    assert [(s.release, s.why) for s in otherwise] == [(NEW, "its check deviates otherwise there")]
