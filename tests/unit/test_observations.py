@@ -237,3 +237,18 @@ def test_a_broken_relation_is_judged_by_the_relation_in_c_and_in_a_replay() -> N
     implies = RelationBroken("a", 1, "b", 0, "0=>0", "q.port_attr.a", "q.port_attr.b")
     for unjudged in (flags, implies, RelationBroken("active_mtu", 3, "max_mtu", 1)):
         assert unjudged.c_condition(site) == "" and unjudged.replayed(query, {"q": query}) is None
+
+
+def test_a_missing_cq_event_is_waited_for_in_c_as_long_as_the_check_waited() -> None:
+    """The notify kind polls the completion first and waits QUIET for its event (the status is then known); the
+    kinds that wait for an event alone wait TIMEOUT. The C program waits the same, or it judges another thing."""
+    from types import SimpleNamespace
+
+    from pytest_rdma.kinds.datapath import QUIET
+    from pytest_rdma.kinds.traffic import TIMEOUT
+    from pytest_rdma.observations import EVENT_AFTER_COMPLETION_MS, EVENT_WAIT_MS
+
+    site = SimpleNamespace(call=None, out=lambda call, path: "cq0", result=lambda: "ret")
+    assert CqEvent(False, 5).c_condition(site) == f"!fd_ready(cq0->channel->fd, {EVENT_AFTER_COMPLETION_MS})"  # type: ignore[arg-type]
+    assert CqEvent(False).c_condition(site) == f"!fd_ready(cq0->channel->fd, {EVENT_WAIT_MS})"  # type: ignore[arg-type]
+    assert (EVENT_AFTER_COMPLETION_MS, EVENT_WAIT_MS) == (QUIET * 1000, TIMEOUT * 1000)
