@@ -26,6 +26,7 @@ from pytest_rdma.report.record import (
     Evidence,
     Phase,
     WaiverRecord,
+    applied,
     blank_phase,
     last_line,
     unneeded,
@@ -158,7 +159,7 @@ def _classify(
         if hasattr(report, "wasxfail"):
             phase["outcome"] = WAIVED
             phase["reason"] = report.wasxfail
-            phase["waiver"] = {**waiver, "status": "applied"} if waiver else None
+            phase["waiver"] = applied(waiver) if waiver else None
             _deviation(phase, exc)
             return phase
         if run is not None and run.skipped_as:

@@ -184,6 +184,17 @@ class PhaseReport(TypedDict, total=False):
     next: CheckInfo
 
 
+# A waiver's status in a record, said in one place: applied, mismatch, and fixed or unseen (unneeded).
+def applied(waiver: WaiverRecord) -> WaiverRecord:
+    """A waiver that held: its check deviated, faulted or crashed as it records."""
+    return {**waiver, "status": "applied"}
+
+
+def mismatched(waiver: WaiverRecord) -> WaiverRecord:
+    """A waiver whose check deviated or faulted otherwise than it records: nothing was waived."""
+    return {**waiver, "status": "mismatch"}
+
+
 def unneeded(waiver: WaiverRecord) -> WaiverRecord:
     """A waiver whose check conformed: "fixed" (remove it), or "unseen" for one recorded as intermittent,
     which a run without its deviation does not make stale (expectations.py)."""
@@ -248,7 +259,7 @@ def crash_waived(reason: str, waiver: WaiverRecord) -> Phase:
     worker's, judged where results are written (results.py), and the lab's record of one (report/resume.py)."""
     return {
         "outcome": WAIVED,
-        "waiver": {**waiver, "status": "applied"},
+        "waiver": applied(waiver),
         "observed": f"the check's process died: {reason}",
         "observation": {"crash": True},  # Crashed().as_dict(), as JSON
     }

@@ -26,7 +26,7 @@ from pytest_rdma.report.confirm_pair import confirm_run
 from pytest_rdma.report.junit import finding_properties
 from pytest_rdma.report.phase import case_of, classify, evidence, is_rdma_item, item_info
 from pytest_rdma.report.profile import Requirements, failure_text
-from pytest_rdma.report.record import REPORT_KEY, CheckInfo, Phase, PhaseReport, unneeded
+from pytest_rdma.report.record import REPORT_KEY, CheckInfo, Phase, PhaseReport, applied, mismatched, unneeded
 from pytest_rdma.running import RUN
 from pytest_rdma.settings import Settings
 from pytest_rdma.user_claims import skipped_as
@@ -186,7 +186,7 @@ def _unwaive(report: pytest.TestReport, phase: Phase, waiver: Waiver, exc: Devia
         **phase,
         "outcome": DEVIATES,
         "pytest_outcome": "failed",
-        "waiver": {**waiver.as_dict(), "status": "mismatch"},
+        "waiver": mismatched(waiver.as_dict()),
         "reason": text,
     }
 
@@ -200,7 +200,7 @@ def kernel_fault_phase(phase: Phase, waiver: Waiver) -> Phase:
     if not finding:
         return {**phase, "waiver": unneeded(waiver.as_dict())}
     if set(finding["kinds"]) != {kind}:
-        return {**phase, "waiver": {**waiver.as_dict(), "status": "mismatch"}}
+        return {**phase, "waiver": mismatched(waiver.as_dict())}
     return {
         **phase,
         "outcome": WAIVED,
@@ -208,7 +208,7 @@ def kernel_fault_phase(phase: Phase, waiver: Waiver) -> Phase:
         "expected": "the check ends and the kernel logs no fault",
         "observed": finding["lines"][0] if finding["lines"] else kind,
         "observation": {"kernel_fault": kind},
-        "waiver": {**waiver.as_dict(), "status": "applied"},
+        "waiver": applied(waiver.as_dict()),
     }
 
 

@@ -23,7 +23,7 @@ from pytest_rdma.expectations import Expectations
 from pytest_rdma.outcomes import CRASH, DEVIATES, WAIVED
 from pytest_rdma.report.jsonfile import load
 from pytest_rdma.report.phase import device_of, is_rdma_item, item_info
-from pytest_rdma.report.record import CheckInfo, Record, crash_waived
+from pytest_rdma.report.record import CheckInfo, Record, applied, crash_waived, mismatched
 from pytest_rdma.report.results import Results
 from pytest_rdma.report.terminal import failing
 from pytest_rdma.resume_files import RESUME_ENV, RUNNING_ENV
@@ -124,13 +124,13 @@ def with_fault_waiver(record: Record, expectations: Expectations) -> Record:
     if waiver is None or not waiver.waived_kernel_fault:
         return record
     if waiver.waived_kernel_fault != kind:
-        return {**record, "waiver": {**waiver.as_dict(), "status": "mismatch"}}
+        return {**record, "waiver": mismatched(waiver.as_dict())}
     return {
         **record,
         "outcome": WAIVED,
         "pytest_outcome": "xfailed",
         "reason": f"waived: {waiver.reason}",
-        "waiver": {**waiver.as_dict(), "status": "applied"},
+        "waiver": applied(waiver.as_dict()),
     }
 
 
