@@ -285,3 +285,22 @@ def test_ending_a_hung_vm_kills_what_runs_below_virtme_ng() -> None:
     # Nothing below holds the pipe any more: its end of file comes at once, not when `sleep 60` ends.
     assert proc.stdout is not None and select.select([proc.stdout], [], [], 5)[0], f"{below} still hold the pipe"
     assert proc.stdout.read() == b""
+
+
+def test_the_running_file_is_rewritten_in_place_whole_each_time(tmp_path: Path) -> None:
+    """One descriptor for the run: each check's entry replaces the one before, a shorter one leaving no tail of the
+    longer (the host reads it as JSON, and its mtime as the check's start)."""
+    from types import SimpleNamespace
+
+    from pytest_rdma.report.resume import RunningCheck
+
+    running = tmp_path / "running.json"
+    writer = RunningCheck(running, SimpleNamespace(hang_limit=0, explore=0))  # type: ignore[arg-type]
+    writer.write(b'{"nodeid": "a-long-node-id-of-the-first-check", "limit": 30}\n')
+    first = running.stat().st_mtime_ns
+    time.sleep(0.01)
+    writer.write(b'{"nodeid": "b", "limit": 0}\n')
+    assert json.loads(running.read_text()) == {"nodeid": "b", "limit": 0}
+    assert running.stat().st_mtime_ns > first
+    writer.pytest_unconfigure()
+    assert writer._fd is None
