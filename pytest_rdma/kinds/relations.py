@@ -90,10 +90,11 @@ def foreign_pd(check: Check) -> None:
     got = status_name(int(wc["status"]))
     statuses = _statuses_of(check, scenario, p)
     if got not in statuses:
+        # The status decides; what the refusal left behind is said beside it (a refusal is judged with it).
         raise check.deviation(
             f"the {'send' if p.side == 'send' else 'receive'} completion's status is {' or '.join(statuses)} "
             f"(the {p.foreign} names {foreign.name}, of another PD)",
-            f"status = {got} (vendor_err {wc.get('vendor_err')})",
+            f"status = {got} (vendor_err {wc.get('vendor_err')}); {_bytes_said(scenario, target, before)}",
             CompletionStatus("wc.0.status", int(wc["status"]), got),
             _poll_of(check, wc),
             ref=status_source(check),
@@ -162,6 +163,16 @@ def _region(check: Check, size: int, access: str, label: str, seed: int | None) 
     """A registered buffer on the other PD (of the side `check.on` names)."""
     spec: dict[str, object] = {"pd": OTHER_PD, "length": size, "access": access, "addr": Buffer(size, seed)}
     return check.resource(Need("mr", spec=spec, label=label))
+
+
+def _bytes_said(scenario: Scenario, target: Handle, before: bytes) -> str:
+    """Whether the buffer the operation would have written reads back as it was: "no byte of X changed", or the
+    first byte that did."""
+    now = scenario.traffic.content(target, len(before))
+    first = next((i for i, (a, b) in enumerate(zip(now, before)) if a != b), None)
+    if first is None:
+        return f"no byte of {target.name} changed"
+    return f"byte {first} of {target.name} changed ({before[first]:#04x} -> {now[first]:#04x})"
 
 
 def _expect_unchanged(check: Check, scenario: Scenario, target: Handle, before: bytes) -> None:
