@@ -4,7 +4,9 @@ Stdlib only: the in-VM runner (lab/guest.py) reads them before it imports anythi
 (report/resume.py) and the host (lab/fault.py) through this one module.
 - `results/<device>/running.json` (RUNNING_ENV names it to the plugin): the check in progress;
 - `results/<device>/resume.jsonl` (RESUME_ENV): the records of the boots before, the fault's included;
-- `results/lab-runs.json`: the device runs that ended in a boot before, with their exit codes.
+- `results/lab-runs.json`: the device runs that ended in a boot before, with their exit codes;
+- `results/lab-one-after-another`: left by the host when a kernel fault ended runs side by side and its report
+  named none of their processes; the boots after run the devices one after the other (lab/guest.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ RESUME_ENV = "PYTEST_RDMA_LAB_RESUME"
 RUNNING_FILE = "running.json"
 RESUME_FILE = "resume.jsonl"
 RUNS_FILE = "lab-runs.json"
+ONE_AFTER_ANOTHER_FILE = "lab-one-after-another"
 
 
 def running_checks(results: Path) -> list[Path]:
@@ -26,16 +29,31 @@ def running_checks(results: Path) -> list[Path]:
 
 def forget_boots(results: Path) -> None:
     """A new lab run starts from nothing: no running check, no resume file, no device run ended."""
-    for path in [*running_checks(results), *results.glob(f"*/{RESUME_FILE}"), results / RUNS_FILE]:
+    for path in [
+        *running_checks(results),
+        *results.glob(f"*/{RESUME_FILE}"),
+        results / RUNS_FILE,
+        results / ONE_AFTER_ANOTHER_FILE,
+    ]:
         path.unlink(missing_ok=True)
 
 
-def limit_of(running: Path) -> int:
-    """The hang limit the running file gives its check (0: none, or being written, or gone)."""
+def _entry_number(running: Path, key: str) -> int:
+    """A number the running file gives (0: not said, or the file being written, or gone)."""
     try:
-        return int(json.loads(running.read_text(encoding="utf-8")).get("limit") or 0)
+        return int(json.loads(running.read_text(encoding="utf-8")).get(key) or 0)
     except (OSError, ValueError):
         return 0
+
+
+def pid_of(running: Path) -> int:
+    """The process that runs the check in the running file (0: unknown)."""
+    return _entry_number(running, "pid")
+
+
+def limit_of(running: Path) -> int:
+    """The hang limit the running file gives its check (0: none, or unknown)."""
+    return _entry_number(running, "limit")
 
 
 def overdue(running: Path, now: float) -> bool:

@@ -295,11 +295,21 @@ def _record_faults(results: Path, console: Path, offset: int, outcome: vm.VMRun)
         kind, report = fault.kernel_report(text.read().splitlines())
     if not kind and not outcome.hung:
         return []  # neither the kernel's panic nor a hang: the VM was stopped (QEMU killed, the whole-run --timeout)
+    if kind:
+        costs = fault.whose_fault([(path, resume_files.pid_of(path)) for path in running], report)
+    else:
+        costs = [path for path in running if path in outcome.hung]
+    cut_short = [fault.keep_finished(path) for path in running if path not in costs]  # each runs again after the boot
+    if not costs and not kind:
+        return []  # no running check was the one that hung
+    if not costs:  # runs side by side, and the kernel's report named none of their processes
+        (results / resume_files.ONE_AFTER_ANOTHER_FILE).write_text(f"{report[0] if report else kind}\n")
+        return [
+            f"a kernel {kind} ended the VM while runs side by side were in {', '.join(cut_short)}, and its report "
+            "names none of their processes: each of these checks runs again, the devices one after the other"
+        ]
     lines = []
-    for path in running:
-        if not kind and path not in outcome.hung:
-            path.unlink()  # cut short by another device's hang (runs in parallel): it runs again after the boot
-            continue
+    for path in costs:
         seconds = time.time() - resume_files.started_at(path)
         record = fault.record_fault(path, fault.Fault(kind or "hang", report, seconds, resume_files.limit_of(path)))
         lines.append(

@@ -13,6 +13,13 @@ the VM gives no exit code back, and while a running file is left, the lab:
   (and in the run's own .jsonl, which then holds them all, should the lab stop here);
 - boots again: the runner deselects the checks of resume.jsonl and the run replays their records into
   every reporter, so the device's results are whole; devices whose runs ended before are not run again.
+
+With device runs side by side (lab/guest.py), a check is running in each when the kernel stops. The kernel's
+report names the process it was in ("CPU: 1 PID: 187 Comm: python"), and each running file its check's process:
+the fault is the check's whose process it names (`whose_fault`). The other runs lose nothing: their finished
+checks are kept for the next boot as the faulted run's are (`keep_finished`), and the check they were in runs
+again. A report that names none of their processes (a fault in a kernel thread) is no check's: each runs again, and
+the boots after run the devices one after the other, where the check in progress is the only one.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ OOPS = re.compile(r"\b(Oops|general protection fault|kernel BUG at)\b")
 HEADLINE = re.compile(r"(BUG: |sysrq: Trigger a crash|Unable to handle kernel)")
 HEADLINE_BEFORE_OOPS = 8  # "BUG: unable to handle page fault" comes four lines before its "Oops:"
 REPORT_LINES = 80
+REPORTED_PID = re.compile(r"\bCPU: \d+ PID: (\d+)\b")  # the process a BUG, Oops or WARNING came in
 OOPS_BEFORE_PANIC = 400  # lines between an Oops and its panic at most (registers, a call trace, modules)
 
 
@@ -81,6 +89,21 @@ def kernel_report(console: list[str]) -> tuple[str, list[str]]:
 
 def _capped(report: list[str]) -> list[str]:
     return report if len(report) <= REPORT_LINES else [*report[: REPORT_LINES - 1], report[-1]]
+
+
+def reported_pid(report: list[str]) -> int:
+    """The process the kernel's report says it was in (pure; 0: none said)."""
+    found = next((REPORTED_PID.search(line) for line in report if REPORTED_PID.search(line)), None)
+    return int(found.group(1)) if found else 0
+
+
+def whose_fault(running: list[tuple[Path, int]], report: list[str]) -> list[Path]:
+    """Of the running files (each with the process of its check), those whose check the kernel fault is (pure):
+    the only one; or, with runs side by side, the one whose process the report names; none when it names none."""
+    if len(running) == 1:
+        return [running[0][0]]
+    pid = reported_pid(report)
+    return [path for path, check_pid in running if pid and check_pid == pid]
 
 
 @dataclass(frozen=True)
@@ -183,6 +206,19 @@ def keep_for_resume(run_dir: Path, known: dict[str, Record]) -> None:
     write_lines(run_dir / RESUME_FILE, records)
     for lines in run_lines(run_dir):
         write_lines(lines, records)
+
+
+def keep_finished(running: Path) -> str:
+    """A run that another run's fault cut short: its finished checks kept for the next boot (as `record_fault` keeps
+    the faulted run's) and its running file gone, so that the check it was in runs again; that check's node id."""
+    nodeid = ""
+    try:
+        nodeid = str(json.loads(running.read_text(encoding="utf-8")).get("nodeid") or "")
+    except (OSError, ValueError):
+        pass  # being written when the VM stopped: its check had not begun
+    keep_for_resume(running.parent, known_records(running.parent))
+    running.unlink(missing_ok=True)
+    return nodeid
 
 
 def record_fault(running: Path, fault: Fault) -> Record:

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -409,12 +410,12 @@ class RunOutput:
 RUN_OUTPUT = "lab-output.txt"  # a run's console output, in its results directory, when it ran beside another
 
 
-def at_once(jobs: Sequence[tuple[Callable[[RunOutput], int], Path]]) -> list[int]:
+def at_once(jobs: Sequence[tuple[Callable[[RunOutput], int], Path]], resumed: bool = False) -> list[int]:
     """Run each job (given its output) at once, each in a thread of its own; their exit codes, in order.
 
-    Used for the runs as nobody, which are mostly pytest's start (no running file: a kernel fault there ends
-    the lab as a killed VM). The first job writes to the console as it goes; each other one to RUN_OUTPUT in
-    its directory, printed after the jobs before it have ended.
+    Used for the device runs (side_by_side) and the runs as nobody. The first job writes to the console as it
+    goes; each other one to RUN_OUTPUT in its directory, printed after the jobs before it have ended. `resumed`: a
+    boot after a kernel fault, which ended the VM before the jobs' output was printed: it is added to, not replaced.
     """
     if len(jobs) == 1:
         return [jobs[0][0](RunOutput(None))]
@@ -422,7 +423,8 @@ def at_once(jobs: Sequence[tuple[Callable[[RunOutput], int], Path]]) -> list[int
     for output, (_, directory) in zip(outputs[1:], jobs[1:]):
         directory.mkdir(parents=True, exist_ok=True)
         assert output.log is not None
-        output.log.write_text("")
+        if not resumed or not output.log.exists():
+            output.log.write_text("")
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(job, output) for (job, _), output in zip(jobs, outputs)]
         codes = []
@@ -518,17 +520,32 @@ def main(plan_path: str) -> int:
     # A boot after a guest kernel fault (lab/fault.py) goes on where the one before stopped.
     ended = resume_files.ended_runs(results)
     worst = next((code for code in ended.values() if code), 0)
-    # One device's run after the other: a kernel fault is then the one running check's (lab/fault.py reads
-    # its running file), and side by side was no faster on a 2-core host (lab -k 'ibv_modify_qp or
-    # ibv_post_send', load 12: 593 s one after the other, 620 s side by side).
+    pending = [devices for devices in runs if "+".join(devices) not in ended]
     for devices in runs:
-        label = "+".join(devices)
-        if label in ended:
-            print(f"lab: === {label}: ran in a boot before (pytest exited {ended[label]})", flush=True)
-            continue
-        code = device_run(plan, devices, results, env, xdist, peer_host, RunOutput(None))
-        resume_files.run_ended(results, label, code)
-        worst = worst or code
+        if devices not in pending:
+            print(
+                f"lab: === {'+'.join(devices)}: ran in a boot before (pytest exited {ended['+'.join(devices)]})",
+                flush=True,
+            )
+    ended_lock = threading.Lock()
+    # A boot after a kernel fault: some run has records of the boots before.
+    resumed = bool(ended) or any(resume_files.resumed_nodeids(results / "+".join(devices)) for devices in pending)
+
+    def job(devices: list[str]) -> Callable[[RunOutput], int]:
+        def run(output: RunOutput) -> int:
+            code = device_run(plan, devices, results, env, xdist, peer_host, output)
+            with ended_lock:  # two runs ending at once each rewrite the one file
+                resume_files.run_ended(results, "+".join(devices), code)
+            return code
+
+        return run
+
+    jobs = [(job(devices), results / "+".join(devices)) for devices in pending]
+    if side_by_side(plan, len(pending), os.cpu_count() or 1, (results / resume_files.ONE_AFTER_ANOTHER_FILE).exists()):
+        codes = at_once(jobs, resumed)
+    else:
+        codes = [run(RunOutput(None)) for run, _ in jobs]
+    worst = worst or next((code for code in codes if code), 0)
     if control is not None:
         told = control.done()
         for line in told:
@@ -539,6 +556,27 @@ def main(plan_path: str) -> int:
         worst = worst or unprivileged_runs(plan, results, env, xdist)
     (results / "lab-kernel.log").write_text(_run("dmesg").stdout)
     return worst
+
+
+def side_by_side(plan: dict, runs: int, cpus: int, one_after_another: bool) -> bool:
+    """Whether the device runs go side by side, each pytest on a vCPU of its own (pure).
+
+    They do where there is a vCPU for each and nothing else asks for the vCPUs: not with xdist's workers (-n), not
+    in the two-host lab (host 2 serves one peer's end at a time). A check's kernel fault is still its own there: the
+    kernel's report names its process, which the running file names too (lab/fault.py); after a fault whose report
+    named neither's, the host leaves ONE_AFTER_ANOTHER_FILE, and the runs go one after the other. Measured on a
+    2-core host under TCG, idle, outcomes the same: the README's command (rxe0 and siw0 with their peers, three boots
+    for rxe's two Oopses) 228 s against 317 s one after the other; its first check 23.3 s after the start against
+    18.8 s, the two pytest starts sharing the host's cores. The second run waiting for the first one's first check
+    brought that to 20-21 s and made the whole 31 s and 47 s longer: siw's run, barely shorter than rxe's, then
+    ended after it."""
+    return (
+        runs > 1
+        and cpus >= runs
+        and not one_after_another
+        and not plan.get("peer_host")
+        and not chooses_xdist(plan["pytest_args"])
+    )
 
 
 def run_restarting(

@@ -30,9 +30,11 @@ from pytest_rdma.resume_files import RESUME_ENV, RUNNING_ENV
 from pytest_rdma.settings import Settings
 
 
-def running_entry(nodeid: str, info: CheckInfo, limit: int) -> dict[str, object]:
-    """The running file's content (pure): the check, what it is about, and its hang limit (0: none)."""
-    return {"nodeid": nodeid, "info": dict(info), "limit": limit}
+def running_entry(nodeid: str, info: CheckInfo, limit: int, pid: int) -> dict[str, object]:
+    """The running file's content (pure): the check, what it is about, its hang limit (0: none), and the process
+    that runs it, which a kernel report names ("PID: n"): with device runs side by side, the host tells by it
+    whose check a fault was (lab/fault.py)."""
+    return {"nodeid": nodeid, "info": dict(info), "limit": limit, "pid": pid}
 
 
 class RunningCheck:
@@ -58,7 +60,9 @@ class RunningCheck:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> None:
         info: CheckInfo = item_info(item, self.identity(item)) if is_rdma_item(item) else {"nodeid": item.nodeid}
-        self.write((json.dumps(running_entry(item.nodeid, info, self.limit), sort_keys=True) + "\n").encode())
+        self.write(
+            (json.dumps(running_entry(item.nodeid, info, self.limit, os.getpid()), sort_keys=True) + "\n").encode()
+        )
 
     def write(self, data: bytes) -> None:
         """The file's content replaced in place, through one descriptor kept open, and synced: the host must read it

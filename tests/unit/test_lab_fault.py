@@ -194,7 +194,9 @@ def test_the_running_file_names_the_device_once_the_run_has_opened_it(
     running = pytester.path / "running.json"
     monkeypatch.setenv(resume_files.RUNNING_ENV, str(running))
     assert run_demo(pytester, expect, "rxe0 and conforming").ret == 0
-    info = json.loads(running.read_text())["info"]
+    entry = json.loads(running.read_text())
+    assert isinstance(entry["pid"], int) and entry["pid"] not in (0, os.getpid())  # its check's process: pytest's
+    info = entry["info"]
     assert (info["driver"], info["identity"]["driver"], info["identity"]["name"]) == ("rxe", "rxe", "rxe0")
 
 
@@ -304,3 +306,65 @@ def test_the_running_file_is_rewritten_in_place_whole_each_time(tmp_path: Path) 
     assert running.stat().st_mtime_ns > first
     writer.pytest_unconfigure()
     assert writer._fd is None
+
+
+def _running_in(run_dir: Path, nodeid: str, pid: int) -> Path:
+    run_dir.mkdir(exist_ok=True)
+    path = _running(run_dir, nodeid)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "pid": pid}))
+    return path
+
+
+def test_the_fault_of_runs_side_by_side_is_the_check_whose_process_the_report_names(tmp_path: Path) -> None:
+    report = [line.split("] ", 1)[1] for line in OOPS]  # "CPU: 0 PID: 512 Comm: python3"
+    rxe = _running_in(tmp_path / "rxe0", "t.py::test_b[rxe0]", 512)
+    siw = _running_in(tmp_path / "siw0", "t.py::test_b[siw0]", 513)
+    assert fault.reported_pid(report) == 512
+    assert fault.whose_fault([(rxe, 512), (siw, 513)], report) == [rxe]
+    assert fault.whose_fault([(rxe, 611), (siw, 612)], report) == []  # a kernel thread's, or another process's
+    assert fault.whose_fault([(siw, 0)], report) == [siw]  # one run at a time: the check in progress, as before
+    assert fault.reported_pid(["BUG: kernel NULL pointer dereference"]) == 0
+
+
+def test_a_run_another_runs_fault_cut_short_keeps_its_finished_checks_and_runs_its_check_again(tmp_path: Path) -> None:
+    siw = _running_in(tmp_path / "siw0", "t.py::test_c[siw0]", 513)
+    _lines(tmp_path / "siw0" / "results.jsonl", [_record("t.py::test_a[siw0]"), _record("t.py::test_b[siw0]")])
+    assert fault.keep_finished(siw) == "t.py::test_c[siw0]"
+    assert not siw.exists()
+    assert resume_files.resumed_nodeids(tmp_path / "siw0") == ["t.py::test_a[siw0]", "t.py::test_b[siw0]"]
+
+
+def _console(path: Path, pid: int) -> Path:
+    path.write_text("\n".join([*BOOT, "lab: rxe0, siw0 ready at guest uptime 9.1 s", *OOPS]).replace("512", str(pid)))
+    return path
+
+
+def test_the_host_records_the_named_runs_fault_and_keeps_the_others_checks(tmp_path: Path) -> None:
+    from pytest_rdma.lab import _record_faults, vm
+
+    rxe = _running_in(tmp_path / "rxe0", "t.py::test_b[rxe0]", 512)
+    siw = _running_in(tmp_path / "siw0", "t.py::test_c[siw0]", 513)
+    _lines(tmp_path / "siw0" / "results.jsonl", [_record("t.py::test_a[siw0]")])
+    lines = _record_faults(tmp_path, _console(tmp_path / "console.log", 512), 0, vm.VMRun(None, None, []))
+    assert len(lines) == 1 and "t.py::test_b[rxe0]: kernel fault: guest kernel oops" in lines[0]
+    assert not rxe.exists() and not siw.exists()
+    assert resume_files.resumed_nodeids(tmp_path / "rxe0") == ["t.py::test_b[rxe0]"]
+    assert resume_files.resumed_nodeids(tmp_path / "siw0") == ["t.py::test_a[siw0]"]  # test_c runs again
+    assert not (tmp_path / resume_files.ONE_AFTER_ANOTHER_FILE).exists()
+
+
+def test_a_fault_that_names_no_running_process_is_no_checks_and_the_runs_go_one_after_the_other(
+    tmp_path: Path,
+) -> None:
+    from pytest_rdma.lab import _record_faults, vm
+
+    rxe = _running_in(tmp_path / "rxe0", "t.py::test_b[rxe0]", 512)
+    siw = _running_in(tmp_path / "siw0", "t.py::test_c[siw0]", 513)
+    lines = _record_faults(tmp_path, _console(tmp_path / "console.log", 99), 0, vm.VMRun(None, None, []))
+    assert len(lines) == 1 and "t.py::test_b[rxe0], t.py::test_c[siw0]" in lines[0]
+    assert "one after the other" in lines[0]
+    assert not rxe.exists() and not siw.exists()
+    assert resume_files.resumed_nodeids(tmp_path / "rxe0") == [] == resume_files.resumed_nodeids(tmp_path / "siw0")
+    assert (tmp_path / resume_files.ONE_AFTER_ANOTHER_FILE).exists()
+    resume_files.forget_boots(tmp_path)  # a new lab run goes side by side again
+    assert not (tmp_path / resume_files.ONE_AFTER_ANOTHER_FILE).exists()

@@ -168,3 +168,37 @@ def test_the_runs_as_nobody_go_side_by_side_each_with_its_own_output(tmp_path: P
     assert codes == [0, 1]
     assert seen == {"the first ran beside the second": True, "the second ran beside the first": True}
     assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "second's line\n"
+
+
+@pytest.mark.parametrize(
+    ("plan", "runs", "cpus", "one_after_another", "expected"),
+    [
+        ({"pytest_args": []}, 2, 2, False, True),  # the README's command: rxe0 and siw0, a vCPU each
+        ({"pytest_args": []}, 1, 2, False, False),  # nothing to go beside
+        ({"pytest_args": []}, 2, 1, False, False),  # one vCPU
+        ({"pytest_args": []}, 2, 2, True, False),  # after a fault no process of theirs was named in
+        ({"pytest_args": ["-n", "2"]}, 2, 2, False, False),  # xdist's workers have the vCPUs
+        ({"pytest_args": [], "peer_host": "lab-host2"}, 2, 2, False, False),  # the two-host lab
+    ],
+)
+def test_device_runs_go_side_by_side_where_each_has_a_vcpu_and_nothing_else_asks(
+    plan: dict, runs: int, cpus: int, one_after_another: bool, expected: bool
+) -> None:
+    assert guest.side_by_side(plan, runs, cpus, one_after_another) is expected
+
+
+def test_a_boot_after_a_fault_adds_to_the_output_the_fault_kept_from_being_shown(tmp_path: Path) -> None:
+    (tmp_path / "siw0").mkdir()
+    (tmp_path / "siw0" / guest.RUN_OUTPUT).write_text("the first boot's line\n")  # the VM ended before it was shown
+
+    def first(output: guest.RunOutput) -> int:
+        return 0
+
+    def second(output: guest.RunOutput) -> int:
+        output.say("the second boot's line")
+        return 0
+
+    guest.at_once([(first, tmp_path / "rxe0"), (second, tmp_path / "siw0")], resumed=True)
+    assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "the first boot's line\nthe second boot's line\n"
+    guest.at_once([(first, tmp_path / "rxe0"), (second, tmp_path / "siw0")])  # a lab run's first boot starts anew
+    assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "the second boot's line\n"
