@@ -41,7 +41,7 @@ EXIT_TESTS_FAILED = 1  # pytest's "some tests failed": a run that leaked is not 
 MAX_CRASH_RESTARTS = 1000
 # Options by which the user has already chosen how (or whether) xdist runs; --pdb and
 # --trace need the terminal, which xdist workers do not have.
-_XDIST_CHOICES = ("-n", "--numprocesses", "--dist", "--tx", "--pdb", "--trace")
+_XDIST_CHOICES = ("-n", "--numprocesses", "--dist", "--tx", "--pdb", "--trace", "-f", "--looponfail")
 
 # Settings (pytest_rdma/settings.py's environment names) the lab's runs get unless told otherwise:
 # a kernel fault fails its check, and each deviation's C reproducer is built and run.
@@ -66,11 +66,12 @@ def chooses_xdist(pytest_args: list[str]) -> bool:
 
 def xdist_args(pytest_args: list[str], xdist_available: bool = True) -> list[str]:
     """What the lab adds to pytest's arguments about xdist: nothing where the user's arguments choose, else
-    `-p no:xdist`. The checks run in pytest's own process (a crash costs its check: run_restarting), and
-    xdist's import, unused then, is a cost of every start under TCG."""
+    `-p no:xdist` and its second plugin's `-p no:xdist.looponfail`. The checks run in pytest's own process (a crash
+    costs its check: run_restarting), and xdist's import, unused then, is a cost of every start under TCG; its
+    looponfail plugin, loaded without the first, imported execnet (3 ms of a start on the host)."""
     if not xdist_available or chooses_xdist(pytest_args):
         return []
-    return ["-p", "no:xdist"]
+    return ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
 
 
 # Plugins of the venv that every pytest process of a lab run loads (the controller and each worker) and

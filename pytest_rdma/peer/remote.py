@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import cast
-
-import execnet
+from typing import TYPE_CHECKING, cast
 
 from pytest_rdma.calls.ends import EndLost, Performed
 from pytest_rdma.calls.invoke import handles_in
@@ -28,6 +26,9 @@ from pytest_rdma.peer import agent
 from pytest_rdma.peer.wire import Answer, Opened, Wire, decode, encode
 from pytest_rdma.provider.device import Facts, SessionDevice
 from pytest_rdma.provider.identity import DeviceIdentity
+
+if TYPE_CHECKING:
+    import execnet  # imported where a peer host is asked for: most runs have none (3 ms of a start, more under TCG)
 
 AT = "peer"  # Handle.at of the objects that live on the peer host
 REQUEST_TIMEOUT = 30.0  # seconds one request may take there (a verb call, a read; a wait adds its own)
@@ -54,6 +55,8 @@ class RemoteEnd:
         """The answer to one request, or CheckTimeout / EndLost naming the peer host."""
         if self.lost:
             raise EndLost(self.lost)
+        import execnet  # already imported by the gateway: a name looked up
+
         number = next(self.numbers)
         try:
             self.channel.send((number, op, list(args)))
@@ -130,6 +133,8 @@ class RemotePeer(SessionDevice):
 
     @classmethod
     def open(cls, spec: str, name: str, port: int = 1, gid_index: int = 0) -> RemotePeer:
+        import execnet
+
         try:
             gateway = execnet.makegateway(spec)
         except Exception as exc:  # execnet raises what the transport does (ssh's exit, a refused socket)

@@ -14,8 +14,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-
-import execnet
+from typing import TYPE_CHECKING
 
 from pytest_rdma.cbuild import BUILD_SECONDS, link_flags
 from pytest_rdma.peer import builder
@@ -23,6 +22,9 @@ from pytest_rdma.peer.remote import RemoteEnd
 from pytest_rdma.report.confirm import RUN_SECONDS, VERDICTS, Confirmation, build_program, confirm
 from pytest_rdma.report.record import Reproducer
 from pytest_rdma.running import Run
+
+if TYPE_CHECKING:
+    import execnet  # imported where a pair is confirmed across two hosts: most runs have no peer host
 
 # The peer host's build and its program's start, beyond which the pair is "not built".
 START_SECONDS = BUILD_SECONDS + builder.LISTEN_SECONDS + 30
@@ -32,6 +34,8 @@ STARTED = {"not built": "not built", "timed out": "timed out", "ran": "setup fai
 
 def address_of(spec: str) -> str:
     """The address the sending side connects to: the host of the gateway spec (this host's for popen)."""
+    import execnet
+
     found = execnet.XSpec(spec)
     if found.ssh:
         return str(found.ssh).split()[-1].rpartition("@")[2]
@@ -57,6 +61,8 @@ def confirm_pair(end: RemoteEnd, receiver: Path, sender: Path) -> Confirmation:
     if compiler is None:
         return {"verdict": "not built", "detail": "no C compiler: install gcc and libibverbs-dev"}
     text = receiver.read_text(encoding="utf-8")
+    import execnet
+
     try:
         channel = end.gateway.remote_exec(builder)
         channel.send(

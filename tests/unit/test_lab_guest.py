@@ -24,7 +24,7 @@ from pytest_rdma.settings import OPTIONS
 )
 def test_lab_default_runs_checks_in_pytests_own_process_without_xdists_import(args: list[str]) -> None:
     # A crash costs its check all the same: the runner restarts pytest (guest.run_restarting, lab/crash.py).
-    assert xdist_args(args) == ["-p", "no:xdist"]
+    assert xdist_args(args) == ["-p", "no:xdist", "-p", "no:xdist.looponfail"]
 
 
 @pytest.mark.parametrize(
@@ -43,6 +43,7 @@ def test_lab_default_runs_checks_in_pytests_own_process_without_xdists_import(ar
         ["--pdb"],
         ["--trace"],
         ["--tx", "popen"],
+        ["--looponfail"],
     ],
 )
 def test_the_users_own_xdist_choice_is_kept(args: list[str]) -> None:
