@@ -94,7 +94,7 @@ def foreign_pd(check: Check) -> None:
         raise check.deviation(
             f"the {'send' if p.side == 'send' else 'receive'} completion's status is {' or '.join(statuses)} "
             f"(the {p.foreign} names {foreign.name}, of another PD)",
-            f"status = {got} (vendor_err {wc.get('vendor_err')}); {_bytes_said(scenario, target, before)}",
+            f"status = {got} (vendor_err {wc.get('vendor_err')}); {_first_changed(scenario, target, before)[1]}",
             CompletionStatus("wc.0.status", int(wc["status"]), got),
             _poll_of(check, wc),
             ref=status_source(check),
@@ -165,14 +165,14 @@ def _region(check: Check, size: int, access: str, label: str, seed: int | None) 
     return check.resource(Need("mr", spec=spec, label=label))
 
 
-def _bytes_said(scenario: Scenario, target: Handle, before: bytes) -> str:
-    """Whether the buffer the operation would have written reads back as it was: "no byte of X changed", or the
-    first byte that did."""
+def _first_changed(scenario: Scenario, target: Handle, before: bytes) -> tuple[int | None, str]:
+    """The first byte of the buffer the operation would have written that no longer reads as it was (None when
+    none moved), and that said: "no byte of X changed", or which byte did and how."""
     now = scenario.traffic.content(target, len(before))
     first = next((i for i, (a, b) in enumerate(zip(now, before)) if a != b), None)
     if first is None:
-        return f"no byte of {target.name} changed"
-    return f"byte {first} of {target.name} changed ({before[first]:#04x} -> {now[first]:#04x})"
+        return None, f"no byte of {target.name} changed"
+    return first, f"byte {first} of {target.name} changed ({before[first]:#04x} -> {now[first]:#04x})"
 
 
 def _expect_unchanged(check: Check, scenario: Scenario, target: Handle, before: bytes) -> None:
@@ -180,13 +180,12 @@ def _expect_unchanged(check: Check, scenario: Scenario, target: Handle, before: 
 
     Every such buffer starts zeroed (the payload is always the other end's), so the reproducer's
     condition, any byte non-zero, says the same."""
-    now = scenario.traffic.content(target, len(before))
-    if now == before:
+    first, said = _first_changed(scenario, target, before)
+    if first is None:
         return
-    first = next(i for i, (a, b) in enumerate(zip(now, before)) if a != b)
     raise check.deviation(
         "no byte moves: the buffer the operation would have written reads back unchanged",
-        f"byte {first} of {target.name} changed ({before[first]:#04x} -> {now[first]:#04x})",
+        said,
         Placed(first, target.name, len(before)),
         check.calls.log[-1],
         ref=status_source(check),

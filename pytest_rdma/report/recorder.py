@@ -194,7 +194,8 @@ def _unwaive(report: pytest.TestReport, phase: Phase, waiver: Waiver, exc: Devia
 def kernel_fault_phase(phase: Phase, waiver: Waiver) -> Phase:
     """The teardown's phase of a check whose driver has a waiver of a kernel fault (pure): the guard's finding of
     exactly that kind is waived ("applied"); no finding, the fault is gone ("fixed", so the review calls the
-    waiver stale); a finding of another kind failed the teardown already ("mismatch")."""
+    waiver stale; "unseen" for an intermittent waiver: record.unneeded); a finding of another kind failed the
+    teardown already ("mismatch")."""
     kind = waiver.waived_kernel_fault
     finding = phase.get("kernel_log")
     if not finding:

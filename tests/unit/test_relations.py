@@ -200,13 +200,13 @@ def test_create_qp_ex_is_made_right_on_iwarp_with_the_pd_only_request() -> None:
 def test_a_refusal_with_the_wrong_status_says_what_it_left_in_the_buffer() -> None:
     """The status decides a foreign-PD check; its deviation says beside it whether any byte of the target moved."""
     from pytest_rdma.calls.record import Handle
-    from pytest_rdma.kinds.relations import _bytes_said
+    from pytest_rdma.kinds.relations import _first_changed
 
     target = Handle("mr2", "mr", "struct ibv_mr *", 0x200)
 
     def scenario(now: bytes) -> SimpleNamespace:
         return SimpleNamespace(traffic=SimpleNamespace(content=lambda mr, length: now[:length]))
 
-    assert _bytes_said(scenario(bytes(8)), target, bytes(8)) == "no byte of mr2 changed"  # type: ignore[arg-type]
-    moved = _bytes_said(scenario(b"\0\0\0\x2a\0\0\0\0"), target, bytes(8))  # type: ignore[arg-type]
-    assert moved == "byte 3 of mr2 changed (0x00 -> 0x2a)"
+    assert _first_changed(scenario(bytes(8)), target, bytes(8)) == (None, "no byte of mr2 changed")  # type: ignore[arg-type]
+    first, moved = _first_changed(scenario(b"\0\0\0\x2a\0\0\0\0"), target, bytes(8))  # type: ignore[arg-type]
+    assert (first, moved) == (3, "byte 3 of mr2 changed (0x00 -> 0x2a)")
