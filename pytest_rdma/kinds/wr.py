@@ -164,10 +164,15 @@ def _pair_options(check: Check, scenario_opcode: str) -> PairOptions:
 
 
 def _nothing_completes(scenario: Scenario, why: str, wait: float = QUIET) -> None:
-    """Neither CQ holds a completion for `wait` seconds (a completion that comes is the deviation)."""
+    """Neither CQ holds a completion for `wait` seconds (a completion that comes is the deviation).
+
+    One window for both: a completion stays in its CQ until polled, so the second CQ, polled once the first one's
+    window has passed, shows whatever came to it in that time (each CQ waited out in turn gave the second one twice
+    the window, and the check one second more)."""
     check, t, pair = scenario.check, scenario.traffic, scenario.pair
+    ends = time.monotonic() + wait
     for cq, side in ((pair.send_cq, "requester"), (pair.recv_cq, "responder")):
-        found = t.poll(cq, 1, wait, expect_none=True)
+        found = t.poll(cq, 1, max(0.0, ends - time.monotonic()), expect_none=True)
         if found:
             wc = found[0]
             poll = next(c for c in check.calls.log if c.index == wc["poll_call"])
