@@ -569,8 +569,9 @@ def side_by_side(plan: dict, runs: int, cpus: int, one_after_another: bool) -> b
     2-core host under TCG, idle, outcomes the same: the README's command (rxe0 and siw0 with their peers, three boots
     for rxe's two Oopses) 228 s against 317 s one after the other; its first check 23.3 s after the start against
     18.8 s, the two pytest starts sharing the host's cores. The second run waiting for the first one's first check
-    brought that to 20-21 s and made the whole 31 s and 47 s longer: siw's run, barely shorter than rxe's, then
-    ended after it."""
+    brings that to about 20 s, and made the whole 5 s and 32 s longer in an A/B interleaved in one phase of the
+    machine (258.4 s and 279.8 s against 253.8 s and 248.0 s): siw's run, barely shorter than rxe's, then ends after
+    it."""
     return (
         runs > 1
         and cpus >= runs
