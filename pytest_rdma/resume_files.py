@@ -38,11 +38,20 @@ def forget_boots(results: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def running_entry(running: Path) -> dict:
+    """What the running file says ({} when it is being written, or gone)."""
+    try:
+        entry = json.loads(running.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return entry if isinstance(entry, dict) else {}
+
+
 def _entry_number(running: Path, key: str) -> int:
     """A number the running file gives (0: not said, or the file being written, or gone)."""
     try:
-        return int(json.loads(running.read_text(encoding="utf-8")).get(key) or 0)
-    except (OSError, ValueError):
+        return int(running_entry(running).get(key) or 0)
+    except (TypeError, ValueError):
         return 0
 
 
@@ -82,6 +91,11 @@ def run_ended(results: Path, label: str, code: int) -> None:
     runs = ended_runs(results)
     runs[label] = code
     (results / RUNS_FILE).write_text(json.dumps(runs, sort_keys=True) + "\n")
+
+
+def resumed(results: Path) -> bool:
+    """Whether this is a boot after a kernel fault: a device run ended before, or one has records to resume."""
+    return bool(ended_runs(results)) or any(results.glob(f"*/{RESUME_FILE}"))
 
 
 def resumed_nodeids(run_dir: Path) -> list[str]:

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_rdma import resume_files
 from pytest_rdma.lab import vm
 from pytest_rdma.outcomes import DEVIATES
 from pytest_rdma.report.jsonfile import load
@@ -93,8 +94,11 @@ def _capped(report: list[str]) -> list[str]:
 
 def reported_pid(report: list[str]) -> int:
     """The process the kernel's report says it was in (pure; 0: none said)."""
-    found = next((REPORTED_PID.search(line) for line in report if REPORTED_PID.search(line)), None)
-    return int(found.group(1)) if found else 0
+    for line in report:
+        found = REPORTED_PID.search(line)
+        if found:
+            return int(found.group(1))
+    return 0
 
 
 def whose_fault(running: list[tuple[Path, int]], report: list[str]) -> list[Path]:
@@ -211,11 +215,7 @@ def keep_for_resume(run_dir: Path, known: dict[str, Record]) -> None:
 def keep_finished(running: Path) -> str:
     """A run that another run's fault cut short: its finished checks kept for the next boot (as `record_fault` keeps
     the faulted run's) and its running file gone, so that the check it was in runs again; that check's node id."""
-    nodeid = ""
-    try:
-        nodeid = str(json.loads(running.read_text(encoding="utf-8")).get("nodeid") or "")
-    except (OSError, ValueError):
-        pass  # being written when the VM stopped: its check had not begun
+    nodeid = str(resume_files.running_entry(running).get("nodeid") or "")  # "": being written, its check not begun
     keep_for_resume(running.parent, known_records(running.parent))
     running.unlink(missing_ok=True)
     return nodeid

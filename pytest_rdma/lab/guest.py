@@ -529,8 +529,6 @@ def main(plan_path: str) -> int:
                 flush=True,
             )
     ended_lock = threading.Lock()
-    # A boot after a kernel fault: some run has records of the boots before.
-    resumed = bool(ended) or any(resume_files.resumed_nodeids(results / "+".join(devices)) for devices in pending)
 
     def job(devices: list[str]) -> Callable[[RunOutput], int]:
         def run(output: RunOutput) -> int:
@@ -543,7 +541,7 @@ def main(plan_path: str) -> int:
 
     jobs = [(job(devices), results / "+".join(devices)) for devices in pending]
     if side_by_side(plan, len(pending), os.cpu_count() or 1, (results / resume_files.ONE_AFTER_ANOTHER_FILE).exists()):
-        codes = at_once(jobs, resumed)
+        codes = at_once(jobs, resume_files.resumed(results))
     else:
         codes = [run(RunOutput(None)) for run, _ in jobs]
     worst = worst or next((code for code in codes if code), 0)

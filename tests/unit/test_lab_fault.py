@@ -170,8 +170,13 @@ def test_a_new_lab_run_forgets_the_boots_of_the_one_before(tmp_path: Path) -> No
     assert resume_files.ended_runs(tmp_path) == {"rxe0": 1}
     _running(tmp_path / "rxe0", "t.py::x")
     (tmp_path / "rxe0" / resume_files.RESUME_FILE).write_text("")
+    assert resume_files.resumed(tmp_path)
     resume_files.forget_boots(tmp_path)
     assert not list(tmp_path.glob("*/*")) and resume_files.ended_runs(tmp_path) == {}
+    assert not resume_files.resumed(tmp_path)  # the lab's first boot
+    (tmp_path / "siw0").mkdir()
+    (tmp_path / "siw0" / resume_files.RESUME_FILE).write_text("")  # a run another run's fault cut short
+    assert resume_files.resumed(tmp_path)
 
 
 def run_demo(pytester: pytest.Pytester, expect: Path, selected: str, *args: str) -> pytest.RunResult:
