@@ -15,6 +15,7 @@ document left by an earlier run is removed at the start, so it is never mistaken
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import platform
@@ -77,6 +78,7 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+@functools.cache  # asked per results file: a scan of the installed distributions each time (0.1 s under TCG)
 def _tool_version() -> str:
     try:
         from importlib.metadata import version
