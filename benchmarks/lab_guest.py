@@ -13,13 +13,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_rdma.lab import guest, warm
+from pytest_rdma.lab import guest
 
 STEPS_FILE = "bench-steps.jsonl"
 TIMING_ENV = "PYTEST_RDMA_BENCH_TIMING"
@@ -45,9 +44,7 @@ def run_parallel(step: dict[str, Any], base_env: dict[str, str]) -> tuple[int, l
     return max(codes, key=abs), outs
 
 
-def run_step(
-    step: dict[str, Any], results: Path, base_env: dict[str, str], starter: warm.WarmPytest | None = None
-) -> dict[str, Any]:
+def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> dict[str, Any]:
     if "parallel" in step:
         for directory in step.get("mkdirs", []):
             Path(directory).mkdir(parents=True, exist_ok=True)
@@ -78,10 +75,8 @@ def run_step(
     started = time.monotonic()
     if step.get("restart_dir") and log is None:
         # As the lab's runner: a check that kills pytest is recorded as a crash, and pytest starts again for the
-        # rest (the pytest marks are then the last run's; the wall time is the whole step's); and pytest forked
-        # from the boot's warm-start server, as the lab's runner starts it (lab/warm.py). The other steps start cold,
-        # as a user's `pytest` does.
-        output = guest.RunOutput(None, starter)
+        # rest (the pytest marks are then the last run's; the wall time is the whole step's).
+        output = guest.RunOutput(None)
         code = guest.run_restarting(output, step["argv"], step["cwd"], env, Path(step["restart_dir"]), name)
     else:
         code = subprocess.run(
@@ -116,15 +111,6 @@ def main(plan_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     results = Path(plan["results"])
     begin: dict[str, Any] = {"name": "boot", "runner_start_uptime": guest._uptime(), "runner_start": time.monotonic()}
-    # As the lab's runner: pytest's imports go on while the devices are created (lab/warm.py).
-    starter = warm.WarmPytest(sys.executable, Path(tempfile.mkdtemp(prefix="pytest-rdma-warm-")))
-    try:
-        return _main(plan, results, begin, starter)
-    finally:
-        starter.close()
-
-
-def _main(plan: dict[str, Any], results: Path, begin: dict[str, Any], starter: warm.WarmPytest) -> int:
     problem = guest.create_devices(plan["devices"], plan.get("siw_ko"))
     begin["devices_ready"] = time.monotonic()
     begin["devices_ready_uptime"] = guest._uptime()
@@ -143,7 +129,7 @@ def _main(plan: dict[str, Any], results: Path, begin: dict[str, Any], starter: w
     with out.open("w") as handle:
         handle.write(json.dumps(begin) + "\n")
         for step in plan["steps"]:
-            record = run_step(step, results, base_env, starter)
+            record = run_step(step, results, base_env)
             handle.write(json.dumps(record) + "\n")
             handle.flush()
             # pytest's 1 (a deviation found) and 5 (nothing selected) are results, not failures.

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pytest_rdma import resume_files
-from pytest_rdma.lab import warm, wire
+from pytest_rdma.lab import wire
 
 EXIT_DEVICE_FAILED = 3
 EXIT_TESTS_FAILED = 1  # pytest's "some tests failed": a run that leaked is not clean
@@ -136,17 +136,6 @@ def _pyproject_pytest_tables(text: str) -> str:
         if inside:
             kept.append(line)
     return "\n".join(kept)
-
-
-def plugins_left_out(plan: dict) -> list[str]:
-    """The plugins (entry point names) root's runs of `plan` will leave out (`-p no:NAME`, unasked_plugins and
-    xdist_args): the warm-start server does not import them for nothing, as the runs' first check waits."""
-    args = [*plan.get("report_args", []), *plan["pytest_args"]]
-    options = [
-        *unasked_plugins(args, {**os.environ, **plan.get("env", {})}, Path(plan["cwd"])),
-        *xdist_args(plan["pytest_args"]),
-    ]
-    return [option.removeprefix("no:") for option in options if option.startswith("no:")]
 
 
 def without_unasked_plugins(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
@@ -400,12 +389,10 @@ def keep_scratch(scratch: Path, run_dir: Path) -> None:
 
 class RunOutput:
     """Where one of the runs made at once writes: the console, or (`log`) a file of its own, shown whole on
-    the console once the runs before it have ended, so that two runs' lines never mix. `starter`: what starts
-    its commands (lab/warm.py: pytest forked from a process that has imported it; otherwise a subprocess)."""
+    the console once the runs before it have ended, so that two runs' lines never mix."""
 
-    def __init__(self, log: Path | None, starter: warm.WarmPytest | None = None) -> None:
+    def __init__(self, log: Path | None) -> None:
         self.log = log
-        self.starter = starter
 
     def say(self, line: str) -> None:
         if self.log is None:
@@ -415,33 +402,25 @@ class RunOutput:
                 out.write(line + "\n")
 
     def run(self, argv: list[str], cwd: str, env: dict[str, str]) -> int:
-        start = self.starter.run if self.starter is not None else warm.cold_run
         if self.log is None:
-            return start(argv, cwd, env)
+            return subprocess.run(argv, cwd=cwd, env=env, check=False).returncode
         with self.log.open("a") as out:
-            return start(argv, cwd, env, out.fileno())
+            return subprocess.run(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
 
 
 RUN_OUTPUT = "lab-output.txt"  # a run's console output, in its results directory, when it ran beside another
 
 
-def at_once(
-    jobs: Sequence[tuple[Callable[[RunOutput], int], Path]],
-    resumed: bool = False,
-    starter: warm.WarmPytest | None = None,
-) -> list[int]:
+def at_once(jobs: Sequence[tuple[Callable[[RunOutput], int], Path]], resumed: bool = False) -> list[int]:
     """Run each job (given its output) at once, each in a thread of its own; their exit codes, in order.
 
-    Used for the device runs (side_by_side) and the runs as nobody; `starter` starts their commands (RunOutput).
-    The first job writes to the console as it
+    Used for the device runs (side_by_side) and the runs as nobody. The first job writes to the console as it
     goes; each other one to RUN_OUTPUT in its directory, printed after the jobs before it have ended. `resumed`: a
     boot after a kernel fault, which ended the VM before the jobs' output was printed: it is added to, not replaced.
     """
     if len(jobs) == 1:
-        return [jobs[0][0](RunOutput(None, starter))]
-    outputs = [
-        RunOutput(None if index == 0 else directory / RUN_OUTPUT, starter) for index, (_, directory) in enumerate(jobs)
-    ]
+        return [jobs[0][0](RunOutput(None))]
+    outputs = [RunOutput(None if index == 0 else directory / RUN_OUTPUT) for index, (_, directory) in enumerate(jobs)]
     for output, (_, directory) in zip(outputs[1:], jobs[1:]):
         directory.mkdir(parents=True, exist_ok=True)
         assert output.log is not None
@@ -500,19 +479,6 @@ def main(plan_path: str) -> int:
     plan = json.loads(Path(plan_path).read_text())
     results = Path(plan["results"])
     started = _uptime()
-    # pytest's imports go on while the devices are created: each device's run is then a fork (lab/warm.py). Not on
-    # host 2 of the two-host lab, which runs no pytest.
-    starter = None
-    if not plan.get("serve"):
-        starter = warm.WarmPytest(plan["python"], Path(tempfile.mkdtemp(prefix="warm-")), plugins_left_out(plan))
-    try:
-        return _main(plan, results, started, starter)
-    finally:
-        if starter is not None:
-            starter.close()
-
-
-def _main(plan: dict, results: Path, started: float, starter: warm.WarmPytest | None) -> int:
     on_wire = plan.get("wire")  # the two-host lab: this VM's devices on its wire NIC (lab/wire.py)
     if on_wire and on_wire.get("hostname"):
         socket.sethostname(on_wire["hostname"])  # each end's record names its host: not virtme-ng twice
@@ -575,11 +541,9 @@ def _main(plan: dict, results: Path, started: float, starter: warm.WarmPytest | 
 
     jobs = [(job(devices), results / "+".join(devices)) for devices in pending]
     if side_by_side(plan, len(pending), os.cpu_count() or 1, (results / resume_files.ONE_AFTER_ANOTHER_FILE).exists()):
-        codes = at_once(jobs, resume_files.resumed(results), starter)
+        codes = at_once(jobs, resume_files.resumed(results))
     else:
-        codes = [run(RunOutput(None, starter)) for run, _ in jobs]
-    if starter is not None and starter.why_cold:
-        print(f"lab: {starter.why_cold}; pytest started cold instead", flush=True)
+        codes = [run(RunOutput(None)) for run, _ in jobs]
     worst = worst or next((code for code in codes if code), 0)
     if control is not None:
         told = control.done()

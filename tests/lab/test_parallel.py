@@ -19,7 +19,6 @@ from test_robustness import CRASH_TEST  # the same crashing checks as the crash 
 
 from pytest_rdma.expectations import SHIPPED_DIR, load, vm_ending_variants
 from pytest_rdma.lab.guest import RunOutput, chooses_xdist, run_restarting, xdist_args
-from pytest_rdma.lab.warm import WarmPytest
 from pytest_rdma.provider import netlink
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,18 +68,15 @@ def test_two_workers_give_the_same_outcomes_as_a_serial_run(pytester: pytest.Pyt
     print(f"{len(serial)} checks, same outcomes serial and -n 2: {dict(Counter(serial.values()))}")
 
 
-def test_the_labs_way_of_running_makes_a_crash_cost_one_result(
-    pytester: pytest.Pytester, device: str, warm_pytest: WarmPytest
-) -> None:
+def test_the_labs_way_of_running_makes_a_crash_cost_one_result(pytester: pytest.Pytester, device: str) -> None:
     # As the lab's runner runs a device's checks: its arguments about xdist (none chosen by the user: no
-    # xdist), its restart of pytest when a check kills it (guest.run_restarting, lab/crash.py), and each pytest
-    # forked from its warm-start server (lab/warm.py): the run's SIGSEGV is the run's own end.
+    # xdist), and its restart of pytest when a check kills it (guest.run_restarting, lab/crash.py).
     pytester.makepyfile(test_crash=CRASH_TEST)
     run_dir = pytester.mkdir("results")
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rdma-dev", device, *xdist_args([])]
     argv += [f"--rdma-json={run_dir}/results.json"]
     log = pytester.path / "lab-output.txt"
-    code = run_restarting(RunOutput(log, warm_pytest), argv, str(pytester.path), dict(os.environ), run_dir, device)
+    code = run_restarting(RunOutput(log), argv, str(pytester.path), dict(os.environ), run_dir, device)
     output = log.read_text()
     assert code == pytest.ExitCode.TESTS_FAILED, output[-3000:]
     assert "Fatal Python error: Segmentation fault" in output  # a real SIGSEGV, faulthandler's report of it

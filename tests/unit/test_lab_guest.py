@@ -203,14 +203,3 @@ def test_a_boot_after_a_fault_adds_to_the_output_the_fault_kept_from_being_shown
     assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "the first boot's line\nthe second boot's line\n"
     guest.at_once([(first, tmp_path / "rxe0"), (second, tmp_path / "siw0")])  # a lab run's first boot starts anew
     assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "the second boot's line\n"
-
-
-def test_the_warm_start_server_leaves_out_the_plugins_the_runs_leave_out(tmp_path: Path) -> None:
-    assert guest.plugins_left_out({"pytest_args": [], "cwd": str(tmp_path)}) == [
-        "allure_pytest",
-        "hypothesispytest",
-        "xdist",
-        "xdist.looponfail",
-    ]
-    asked = {"pytest_args": ["-n", "2"], "report_args": ["--alluredir={results}/allure"], "cwd": str(tmp_path)}
-    assert guest.plugins_left_out(asked) == ["hypothesispytest"]
