@@ -110,6 +110,9 @@ def _pytest_argv(directory: str, args: list[str], junit: Path) -> list[str]:
     ]
 
 
+UNIT_XDIST = ("-n", "auto")  # before the user's arguments after --: their own -n wins
+
+
 def _pytest(directory: str, args: list[str], junit: Path) -> int:
     return subprocess.run(_pytest_argv(directory, args, junit), cwd=REPO, check=False).returncode
 
@@ -294,7 +297,9 @@ def main(argv: list[str]) -> int:
     print(f"selftest: 1/{count} host tests (tests/unit)", flush=True)
     junit = reports / "host-tests.xml"
     host = Step("host tests", junit=junit)
-    host.code = _pytest("unit", passthrough, junit)
+    # On every core (xdist): the host tests are the lab lane's first step, which is CI's longest, while the other
+    # lane is in debootstrap and apt, which wait on the disk and the network more than on the cores.
+    host.code = _pytest("unit", [*UNIT_XDIST, *passthrough], junit)
     beside.print_ended()
 
     print(f"selftest: 2/{count} lab tests (tests/lab) on rxe0 and siw0", flush=True)

@@ -76,16 +76,29 @@ def test_the_lab_packages_are_installed_before_the_host_tests(monkeypatch, tmp_p
     monkeypatch.setattr(prereqs, "missing_packages", lambda packages: list(packages))  # a machine with nothing
     monkeypatch.setattr(prereqs, "packages_for_missing", lambda names: [])
     monkeypatch.setattr(prereqs, "apt_install", lambda packages, *a, **k: events.append(("apt", tuple(packages))))
-    monkeypatch.setattr(selftest, "_pytest", lambda directory, *a, **k: events.append(("pytest", directory)) or 0)
-    monkeypatch.setattr(selftest.lab, "run", lambda *a, **k: events.append(("lab", None)) or 0)
-    # The steps run beside the others boot VMs: a host test must never start one.
-    monkeypatch.setattr(selftest, "_run_to_log", lambda argv, *a: events.append(("beside", argv[-1])) or 0)
+    pytest_args: dict[str, list[str]] = {}
+    requests: list[selftest.lab.LabRequest] = []
 
-    assert selftest.main(["--no-fresh", "--results", str(tmp_path)]) == 0
+    def host_pytest(directory: str, args: list[str], junit: Path) -> int:
+        pytest_args[directory] = args
+        events.append(("pytest", directory))
+        return 0
+
+    monkeypatch.setattr(selftest, "_pytest", host_pytest)
+    monkeypatch.setattr(
+        selftest.lab, "run", lambda request, **k: requests.append(request) or events.append(("lab", None)) or 0
+    )
+    # The steps run beside the others boot VMs: a host test must never start one.
+    monkeypatch.setattr(selftest, "_run_to_log", lambda argv, *a: events.append(("beside", tuple(argv))) or 0)
+
+    assert selftest.main(["--no-fresh", "--results", str(tmp_path), "--", "-x"]) == 0
+    assert pytest_args["unit"] == ["-n", "auto", "-x"], "the host tests on every core; the user's arguments last"
+    # The lab's tests hold no check marked rdma_process: no run as nobody, which would deselect them all.
+    assert [request.plan_extra.get("unprivileged", True) for request in requests] == [False]
     first_test = events.index(("pytest", "unit"))
     asked = {package for kind, packages in events[:first_test] if kind == "apt" for package in packages}
     assert set(prereqs.BASE_PACKAGES) <= asked
-    assert ("beside", str(selftest.REPO / "tests" / "host_lab")) in events
+    assert any(kind == "beside" and str(selftest.REPO / "tests" / "host_lab") in argv for kind, argv in events)
 
 
 def test_the_kernel_matrix_step_runs_the_default_kernel_and_the_archive_s_6_12(monkeypatch) -> None:
