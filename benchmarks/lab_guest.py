@@ -71,27 +71,21 @@ def run_step(step: dict[str, Any], results: Path, base_env: dict[str, str]) -> d
     for directory in step.get("mkdirs", []):
         Path(directory).mkdir(parents=True, exist_ok=True)
     print(f"bench: === {name}: {' '.join(step['argv'][1:])}", flush=True)
-    log = None if step.get("console") else (steps_dir / f"{name}.log").open("w")
+    log = None if step.get("console") else steps_dir / f"{name}.log"
+    if log is not None:
+        log.write_text("")
+    # pytest's output as the lab's runner takes it: through a pipe that the runner copies (guest.RunOutput).
+    output = guest.RunOutput(log)
     started = time.monotonic()
     if step.get("restart_dir") and log is None:
         # As the lab's runner: a check that kills pytest is recorded as a crash, and pytest starts again for the
         # rest (the pytest marks are then the last run's; the wall time is the whole step's).
-        output = guest.RunOutput(None)
         code = guest.run_restarting(output, step["argv"], step["cwd"], env, Path(step["restart_dir"]), name)
     else:
-        code = subprocess.run(
-            step["argv"],
-            cwd=step.get("cwd"),
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT if log else None,
-            check=False,
-        ).returncode
+        code = output.run(step["argv"], step.get("cwd") or os.getcwd(), env)
     if step.get("scratch"):
         guest.keep_scratch(*map(Path, step["scratch"]))  # part of the run's cost, as in the lab
     ended = time.monotonic()
-    if log is not None:
-        log.close()
     record: dict[str, Any] = {
         "name": name,
         "start": started,

@@ -1,8 +1,12 @@
-"""The lab's in-guest decisions: xdist in pytest's argv, and leftover resources (pure)."""
+"""The lab's in-guest decisions: xdist in pytest's argv, leftover resources (pure), and where a run's output goes."""
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -203,3 +207,79 @@ def test_a_boot_after_a_fault_adds_to_the_output_the_fault_kept_from_being_shown
     assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "the first boot's line\nthe second boot's line\n"
     guest.at_once([(first, tmp_path / "rxe0"), (second, tmp_path / "siw0")])  # a lab run's first boot starts anew
     assert (tmp_path / "siw0" / guest.RUN_OUTPUT).read_text() == "the second boot's line\n"
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_a_runs_output_reaches_its_file_through_a_pipe_and_its_exit_code_comes_back(tmp_path: Path) -> None:
+    # pytest writes into a pipe that the runner copies: each of its writes and dup2() calls on a file of the
+    # results share was a round trip to the host's virtio-fs daemon.
+    log = tmp_path / guest.RUN_OUTPUT
+    log.write_text("the runner's line\n")
+    code = guest.RunOutput(log).run(
+        _python(
+            "import os, stat, sys; print('out', stat.S_ISFIFO(os.fstat(1).st_mode), flush=True);"
+            "print('err', stat.S_ISFIFO(os.fstat(2).st_mode), file=sys.stderr, flush=True); sys.exit(3)"
+        ),
+        str(tmp_path),
+        dict(os.environ),
+    )
+    assert code == 3
+    assert log.read_text() == "the runner's line\nout True\nerr True\n"
+
+
+def test_all_a_run_wrote_is_in_its_file_when_the_run_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The runner shows a side-by-side run's file once the run has returned (at_once): a copy still under way then
+    # would cut its end off. The copying thread is slowed here, so that only waiting for it keeps the test green.
+    copy = guest.RunOutput._copy
+
+    def slow_copy(self: guest.RunOutput, read_end: int) -> None:
+        time.sleep(0.5)
+        copy(self, read_end)
+
+    monkeypatch.setattr(guest.RunOutput, "_copy", slow_copy)
+    log = tmp_path / "out.txt"
+    assert guest.RunOutput(log).run(_python("print('x' * 1000)"), str(tmp_path), dict(os.environ)) == 0
+    assert log.read_text() == "x" * 1000 + "\n"
+
+
+def test_a_run_killed_by_a_signal_still_says_which(tmp_path: Path) -> None:
+    # run_restarting tells a crash (a check that killed pytest) by the negative exit code.
+    code = guest.RunOutput(tmp_path / "out.txt").run(
+        _python("import os, signal; print('before', flush=True); os.kill(os.getpid(), signal.SIGSEGV)"),
+        str(tmp_path),
+        dict(os.environ),
+    )
+    assert code == -signal.SIGSEGV
+    assert (tmp_path / "out.txt").read_text() == "before\n"
+
+
+def test_the_consoles_run_is_copied_to_the_runners_standard_output(
+    tmp_path: Path, capfd: pytest.CaptureFixture
+) -> None:
+    code = guest.RunOutput(None).run(_python("print('on the console')"), str(tmp_path), dict(os.environ))
+    assert code == 0
+    assert capfd.readouterr().out == "on the console\n"
+
+
+def test_a_process_left_holding_the_pipe_does_not_keep_the_run_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process that outlives pytest with its output (a leftover daemon): the run ends with pytest, and what the
+    # leftover writes later still reaches the file, as it did when it wrote there itself.
+    monkeypatch.setattr(guest.RunOutput, "COPY_GRACE_S", 0.2)
+    log = tmp_path / "out.txt"
+    leftover = "import time; time.sleep(1.5); print('late', flush=True)"
+    started = time.monotonic()
+    code = guest.RunOutput(log).run(
+        _python(f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {leftover!r}]); print('early')"),
+        str(tmp_path),
+        dict(os.environ),
+    )
+    assert code == 0 and time.monotonic() - started < 1.2
+    deadline = time.monotonic() + 10
+    while "late" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log.read_text() == "early\nlate\n"
