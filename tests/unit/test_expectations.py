@@ -501,3 +501,69 @@ def test_a_waiver_of_an_explorations_finding_is_not_stale_for_a_run_that_did_not
     finding = "test_explore[convention-*ibv_create_cq_ex]"
     assert finding in catalogue_ids([finding, "test_ibv_alloc_pd[*]"])
     assert not any(i.startswith("test_explore[") for i in catalogue_ids())
+
+
+ORDERED = """
+driver = "rxe"
+[[waiver]]
+id = "t_a[x-*]"
+reason = "first: a wildcard, written before the exact id below"
+link = "l"
+observed = { value = 0 }
+kernel = "<6.12"
+[[waiver]]
+id = "t_a[x-1]"
+reason = "second"
+link = "l"
+observed = { value = 1 }
+[[waiver]]
+id = "t_?[y]"
+reason = "third: a wildcard in the test's name"
+link = "l"
+observed = { value = 2 }
+[[waiver]]
+id = "t_b"
+reason = "fourth: an id without brackets"
+link = "l"
+observed = { value = 3 }
+"""
+
+
+def _first_in_file_order(expectations: Expectations, info: dict) -> object:
+    """The waiver find() must give: the first of the driver's that matches the id and applies to the device."""
+    identity = info.get("identity") or {}
+    waivers = expectations.by_driver.get(info.get("driver", ""), [])
+    return next((w for w in waivers if w.matches(info["stable_id"]) and w.applies_to(identity)), None)
+
+
+@pytest.mark.parametrize("kernel", ["6.1.0-56-amd64", "6.12.117+deb12-amd64"])
+@pytest.mark.parametrize("stable_id", ["t_a[x-1]", "t_a[x-2]", "t_a[y]", "t_c[y]", "t_b", "t_b[z]", "t_a", "u[x-1]"])
+def test_the_waiver_found_is_the_first_in_file_order_that_matches_and_applies(stable_id: str, kernel: str) -> None:
+    expectations = Expectations()
+    expectations.add(parse(ORDERED, Path("rxe.toml")))
+    info = {"driver": "rxe", "stable_id": stable_id, "identity": {"kernel": kernel}}
+    assert expectations.find(info) is _first_in_file_order(expectations, info)
+
+
+def test_the_shipped_waivers_are_found_for_every_check_of_the_catalogue_as_in_file_order() -> None:
+    from pytest_rdma.generate import expand
+    from pytest_rdma.kinds import load as builtin_kinds
+    from pytest_rdma.kinds.registry import KINDS, install
+    from pytest_rdma.verbs import CATALOGUE
+
+    added = install(builtin_kinds.pytest_rdma_kinds())
+    try:
+        ids = [case.stable_id for verb in CATALOGUE for case in expand(verb)]
+    finally:
+        for name in added:
+            KINDS.pop(name, None)
+    expectations = load(None)
+    found = 0
+    for driver in expectations.by_driver:
+        for kernel in ("6.1.0-57-amd64", "6.12.118+deb12-amd64"):
+            for stable_id in ids:
+                info = {"driver": driver, "stable_id": stable_id, "identity": {"kernel": kernel}}
+                waiver = expectations.find(info)
+                assert waiver is _first_in_file_order(expectations, info), stable_id
+                found += waiver is not None
+    assert found > 100  # the shipped files waive checks of both drivers on both kernels
