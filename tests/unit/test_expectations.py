@@ -503,30 +503,18 @@ def test_a_waiver_of_an_explorations_finding_is_not_stale_for_a_run_that_did_not
     assert not any(i.startswith("test_explore[") for i in catalogue_ids())
 
 
-ORDERED = """
-driver = "rxe"
-[[waiver]]
-id = "t_a[x-*]"
-reason = "first: a wildcard, written before the exact id below"
-link = "l"
-observed = { value = 0 }
-kernel = "<6.12"
-[[waiver]]
-id = "t_a[x-1]"
-reason = "second"
-link = "l"
-observed = { value = 1 }
-[[waiver]]
-id = "t_?[y]"
-reason = "third: a wildcard in the test's name"
-link = "l"
-observed = { value = 2 }
-[[waiver]]
-id = "t_b"
-reason = "fourth: an id without brackets"
-link = "l"
-observed = { value = 3 }
-"""
+# (id, the reason saying where it stands, kernel scope): each waiver records another value, to tell them apart.
+ORDERED_WAIVERS = [
+    ("t_a[x-*]", "first: a wildcard, written before the exact id below", "<6.12"),
+    ("t_a[x-1]", "second", ""),
+    ("t_?[y]", "third: a wildcard in the test's name", ""),
+    ("t_b", "fourth: an id without brackets", ""),
+]
+ORDERED = 'driver = "rxe"\n' + "".join(
+    f'[[waiver]]\nid = "{id_}"\nreason = "{reason}"\nlink = "l"\nobserved = {{ value = {value} }}\n'
+    + (f'kernel = "{kernel}"\n' if kernel else "")
+    for value, (id_, reason, kernel) in enumerate(ORDERED_WAIVERS)
+)
 
 
 def _first_in_file_order(expectations: Expectations, info: dict) -> object:
