@@ -231,9 +231,9 @@ class _Index:
         self.anywhere: list[tuple[int, Waiver]] = []
         for position, waiver in enumerate(waivers):
             test, bracket, _ = waiver.pattern.partition("[")
-            if not any(wildcard in waiver.pattern for wildcard in "*?"):
+            if not _has_wildcard(waiver.pattern):
                 self.exact.setdefault(waiver.pattern, []).append((position, waiver))
-            elif bracket and not any(wildcard in test for wildcard in "*?"):
+            elif bracket and not _has_wildcard(test):
                 self.by_test.setdefault(test + bracket, []).append((position, waiver))
             else:
                 self.anywhere.append((position, waiver))
@@ -243,6 +243,11 @@ class _Index:
         test, bracket, _ = stable_id.partition("[")
         found = [*self.exact.get(stable_id, ()), *self.by_test.get(test + bracket, ()), *self.anywhere]
         return [waiver for _, waiver in sorted(found, key=lambda entry: entry[0])]
+
+
+def _has_wildcard(pattern: str) -> bool:
+    """Whether `pattern` has a wildcard of id_pattern's ("*" or "?")."""
+    return "*" in pattern or "?" in pattern
 
 
 def review(
