@@ -7,6 +7,7 @@ bad option value) are usage errors, pytest's exit 4, in one line that says what 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 from pathlib import Path
@@ -27,6 +28,14 @@ from pytest_rdma.selection import device_list, no_device_error, validate_devices
 from pytest_rdma.user_claims import MARKER_HELP
 
 SUITE_PACKAGE = "pytest_rdma.suites"
+
+# Python's cyclic collector walks every object it tracks at each full collection, and a pytest start makes
+# about 100,000 that live until the process ends and are never garbage: the modules imported
+# above, the catalogue, one item per check with its parameters. A collection of the suite walked them four
+# times, two of them pytest's own at unconfigure. gc.freeze() takes every object made so far out
+# of the collector's reach, here and again at the session's start and after collection; what a check makes
+# is collected as before. A cycle among the frozen objects that becomes garbage stays until the process ends.
+gc.freeze()
 
 
 def suite_dir() -> Path:
@@ -169,6 +178,15 @@ def configure(config: pytest.Config) -> None:
     report.register(config)
     guard.register(config)
     explore_hooks.register(config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    gc.freeze()  # what every plugin's configure made (see gc.freeze() above); an xdist controller collects nothing
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.freeze()  # the items and their parameters (see gc.freeze() above)
 
 
 PORTS_PENDING = pytest.StashKey[tuple[tuple[str, ...], Catalogue, int, int]]()
