@@ -1,7 +1,8 @@
 """Traffic between two devices: the lab's device and its peer (rxe0 and rxe0p on a veth, siw0 and siw0p).
 
 Per lab driver, the two-device checks run with --rdma-peer: each that the transport allows must
-conform, with its receiver made on the peer's context (the record says so), and on rxe the packets
+conform (or show a deviation the shipped expectations record as intermittent), with its receiver made on
+the peer's context (the record says so), and on rxe the packets
 must have left through the device's netdev (rxe loops back only a packet to its own GID). Without
 --rdma-peer the same checks are not exercised, and say what to give.
 """
@@ -38,18 +39,24 @@ def records(pytester: pytest.Pytester, device: str, *more: str, selection: str =
     return found
 
 
+def _intermittently_waived(record: dict) -> bool:
+    return record["outcome"] == "waived" and bool((record.get("waiver") or {}).get("intermittent"))
+
+
 @pytest.mark.parametrize("device", sorted(CONFORMING))
 def test_two_device_checks_send_to_the_peer(pytester: pytest.Pytester, device: str) -> None:
     peer = f"{device}p"
     sent_before = tx_packets(device) if device.startswith("rxe") else 0  # siw's ports have no GID table
     found = records(pytester, device, "--rdma-peer", peer)
-    conforming = [r for r in found if r["outcome"] == "conforms"]
-    assert len(conforming) == CONFORMING[device], [(r["stable_id"], r["outcome"], r["reason"]) for r in found]
-    for record in conforming:
+    # A deviation the shipped expectations record as seen in some runs only (intermittent = true: siw's race
+    # between the peer's Terminate and its own transmit, siw-relations.toml) is a check that sent to the peer too.
+    sent = [r for r in found if r["outcome"] == "conforms" or _intermittently_waived(r)]
+    assert len(sent) == CONFORMING[device], [(r["stable_id"], r["outcome"], r["reason"]) for r in found]
+    for record in sent:
         assert record["peer"] == peer
         assert any("ibv_create_qp(pd1" in step for step in record["steps"]), record["steps"]
         assert any("ibv_alloc_pd(peer_ctx)" in step for step in record["steps"]), record["steps"]
-    others = [r for r in found if r["outcome"] != "conforms"]
+    others = [r for r in found if r not in sent]
     assert all(r["outcome"] == "unsupported" and "transport" in r["reason"] for r in others), others
     if device.startswith("rxe"):
         # A few packets per check at least: the requests out, and for a READ the responses back in.
