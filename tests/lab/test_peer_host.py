@@ -39,11 +39,14 @@ def outcomes(path: Path) -> dict[str, dict]:
     return {r["stable_id"]: r for r in json.loads(path.read_text())["results"] if "between-devices" in r["stable_id"]}
 
 
+INTERMITTENT = "conforms or waived (intermittent)"
+
+
 def verdict(record: dict) -> str:
     """The record's outcome; a check whose waiver records an intermittent deviation (siw's, seen in some runs
     only) may conform in one run and be waived in the other: either is the same verdict."""
     if (record.get("waiver") or {}).get("intermittent") and record["outcome"] in ("conforms", "waived"):
-        return "conforms or waived (intermittent)"
+        return INTERMITTENT
     return str(record["outcome"])
 
 
